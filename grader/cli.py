@@ -1,0 +1,60 @@
+"""`python -m grader ...`: every option of the grader is registered here, and only here."""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from . import paths  # noqa: F401  (puts the checkout on sys.path for `tests.seam`)
+
+
+def _grade(args) -> int:
+    from .grade import grade
+    return grade(Path(args.submission), Path(args.out), gpu=args.gpu, time_limit=args.time_limit,
+                 quiet=args.quiet)
+
+
+def _snapshots(args) -> int:
+    from .snapshots import check, write
+    if args.check:
+        stale = check()
+        for line in stale:
+            print(line)
+        return 1 if stale else 0
+    for path in write():
+        print(f"wrote {path}")
+    return 0
+
+
+def _rubric(args) -> int:
+    from .rubric import collect, render
+    print(render(collect()))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    g = sub.add_parser("grade", help="grade one submission and write results.json")
+    g.add_argument("submission", help="folder laid out like student_stubs/, a folder holding one, or a .zip")
+    g.add_argument("--out", default="results.json", help="where to write results.json")
+    g.add_argument("--gpu", choices=("auto", "require", "skip"), default="auto",
+                   help="GPU tests: run if CUDA is here (auto), fail without CUDA (require), leave out (skip)")
+    g.add_argument("--time-limit", type=float, default=30.0,
+                   help="wall-clock seconds per test (a test's time_limit marker overrides it)")
+    g.add_argument("--quiet", action="store_true", help="print only the score table")
+    g.set_defaults(run=_grade)
+
+    s = sub.add_parser("snapshots", help="regenerate the public tests' snapshots from the reference")
+    s.add_argument("--check", action="store_true", help="only report stale snapshots (exit 1 if any)")
+    s.set_defaults(run=_snapshots)
+
+    r = sub.add_parser("rubric", help="print the points per problem (the handout's table must match)")
+    r.set_defaults(run=_rubric)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.run(args)

@@ -1,0 +1,65 @@
+"""`grade`: locate the submission, run the public and hidden tests against it in the sandbox,
+write results.json (validated, atomically) and print the score table."""
+
+import contextlib
+import io
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from .paths import ROOT
+from .plugin import GraderPlugin
+from .report import build_results, render_table, write_atomically
+from .sandbox import Limits, Sandbox
+from .submission import locate
+
+TEST_DIRS = (ROOT / "tests" / "public", ROOT / "tests" / "hidden")
+
+
+def run_tests(impl, gpu: str, cuda: bool, time_limit: float, quiet: bool) -> GraderPlugin:
+    """Run the graded tests against ``impl``; the plugin holds one fact per test."""
+    plugin = GraderPlugin(impl, gpu=gpu, cuda=cuda, time_limit=time_limit)
+    args = [*map(str, TEST_DIRS), "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
+            "-p", "no:cacheprovider", "-q", "--tb=no", "--no-header", "-rN"]
+    sink = io.StringIO() if quiet else sys.stderr
+    with contextlib.redirect_stdout(sink):
+        code = pytest.main(args, plugins=[plugin])
+    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) or plugin.collection_errors:
+        raise RuntimeError(f"the test run itself failed (pytest exit {int(code)}): "
+                           + "; ".join(plugin.collection_errors))
+    return plugin
+
+
+def grade(submission: Path, out: Path, gpu: str = "auto", time_limit: float = 30.0,
+          quiet: bool = False) -> int:
+    start = time.monotonic()
+    cuda = torch.cuda.is_available()
+    if gpu == "require" and not cuda:
+        print("error: --gpu require, but CUDA is not available here; no report written", file=sys.stderr)
+        return 2
+    located = locate(submission)
+    folder = located.folder or Path(tempfile.mkdtemp(prefix="grader-empty-"))
+    uses_cuda = cuda and gpu != "skip"
+    limits = Limits(time_per_test=time_limit, memory_bytes=None if uses_cuda else Limits.memory_bytes)
+    sandbox = Sandbox(folder, limits, hide=(Path(out).resolve().parent,))
+    try:
+        plugin = run_tests(sandbox, gpu, cuda, time_limit, quiet)
+    except RuntimeError as e:
+        print(f"error: {e}; no report written", file=sys.stderr)
+        return 2
+    finally:
+        sandbox.close()
+        for path in (located.cleanup, None if located.folder else folder):
+            if path:
+                shutil.rmtree(path, ignore_errors=True)
+    notes = located.notes + [f"sandbox: {sandbox.isolation.describe()}"]
+    results = build_results(list(plugin.facts.values()), time.monotonic() - start, notes, gpu)
+    write_atomically(results, out)
+    print(render_table(results))
+    print(f"wrote {out}")
+    return 0

@@ -1,0 +1,114 @@
+"""The grader's pytest plugin: hooks that collect facts about each test, nothing more.
+
+Points, problem and visibility are read from the test itself (its ``points`` marker, its file
+``tests/<public|hidden>/test_<problem>.py``); outcomes come from pytest's reports. The facts go to
+report.py, whose pure functions turn them into results.json and the score table.
+"""
+
+import dataclasses
+import time
+
+import pytest
+
+from tests.seam import GRADED_IMPL, Impl
+from tests.seam.layout import PROBLEMS
+
+GPU_NOT_RUN = "not run: needs CUDA (GPU tests are graded on a CUDA runner)"
+
+
+@dataclasses.dataclass
+class Fact:
+    nodeid: str
+    problem: str
+    title: str
+    points: float
+    visibility: str            # "visible" (public tests) or "after_published" (hidden)
+    gpu: bool
+    outcome: str = "failed"    # "passed" | "failed" | "not_run"
+    message: str = ""
+
+
+def fact_for(item) -> Fact:
+    """Read the grading facts from a collected test item; raise UsageError if any is missing."""
+    kind, stem = item.path.parent.name, item.path.stem
+    problem = stem.removeprefix("test_")
+    if kind not in ("public", "hidden") or problem not in PROBLEMS:
+        raise pytest.UsageError(f"{item.nodeid}: graded tests live in tests/public|hidden/test_<problem>.py")
+    marker = item.get_closest_marker("points")
+    if marker is None or len(marker.args) != 1 or not isinstance(marker.args[0], (int, float)) \
+            or marker.args[0] <= 0:
+        raise pytest.UsageError(f"{item.nodeid}: every graded test needs @pytest.mark.points(n), n > 0")
+    doc = (getattr(item.function, "__doc__", None) or "").strip().splitlines()
+    title = doc[0].strip() if doc else item.name
+    return Fact(nodeid=item.nodeid, problem=problem, title=title, points=float(marker.args[0]),
+                visibility="visible" if kind == "public" else "after_published",
+                gpu=item.get_closest_marker("gpu") is not None)
+
+
+def failure_text(report) -> str:
+    """What the student sees: the assertion message or the exception line, never test source."""
+    excinfo = getattr(report, "_grader_exc", None)
+    if excinfo is not None:
+        if excinfo.errisinstance(pytest.fail.Exception) or excinfo.errisinstance(pytest.skip.Exception):
+            text = str(excinfo.value)
+        else:
+            text = excinfo.exconly()
+    else:
+        text = str(report.longrepr)
+    return text.strip()[:3000]
+
+
+class GraderPlugin:
+    def __init__(self, impl: Impl, gpu: str, cuda: bool, time_limit: float):
+        self.impl, self.gpu, self.cuda, self.time_limit = impl, gpu, cuda, time_limit
+        self.facts: dict[str, Fact] = {}
+        self.collection_errors: list[str] = []
+
+    def pytest_configure(self, config):
+        config.stash[GRADED_IMPL] = self.impl
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.collection_errors.append(f"{report.nodeid}: {str(report.longrepr)[-500:]}")
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session, config, items):
+        kept = []
+        for item in items:
+            fact = fact_for(item)
+            if fact.gpu and self.gpu == "skip":
+                continue  # left out of the total, by request
+            self.facts[item.nodeid] = fact
+            kept.append(item)
+        items[:] = kept
+
+    def pytest_runtest_setup(self, item):
+        fact = self.facts[item.nodeid]
+        if fact.gpu and not self.cuda:
+            pytest.skip(GPU_NOT_RUN)
+        marker = item.get_closest_marker("time_limit")
+        limit = float(marker.args[0]) if marker else self.time_limit
+        self.impl.deadline = time.monotonic() + limit
+
+    def pytest_runtest_teardown(self, item):
+        self.impl.deadline = None
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if call.excinfo is not None:
+            report._grader_exc = call.excinfo
+
+    def pytest_runtest_logreport(self, report):
+        fact = self.facts.get(report.nodeid)
+        if fact is None:
+            return
+        if report.skipped and fact.gpu and not self.cuda:
+            fact.outcome, fact.message = "not_run", GPU_NOT_RUN
+        elif report.failed:
+            fact.outcome, fact.message = "failed", failure_text(report)
+        elif report.when == "call" and report.passed:
+            fact.outcome, fact.message = "passed", ""
+        elif report.skipped:  # a skip is never a pass
+            fact.outcome, fact.message = "failed", f"skipped: {failure_text(report)}"

@@ -1,0 +1,79 @@
+"""Find the problem modules in what a student uploaded: a folder, a nested folder, or a .zip."""
+
+import dataclasses
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+
+from tests.seam.layout import EXPECTED_LAYOUT, PROBLEMS
+
+MAX_ZIP_BYTES = 64 << 20
+MAX_ZIP_FILES = 5000
+MAX_DEPTH = 4
+SKIP_DIRS = {"__MACOSX", "__pycache__", ".git", ".venv", "venv", "node_modules"}
+
+
+@dataclasses.dataclass
+class Located:
+    folder: Path | None        # the folder holding the modules (None: nothing usable)
+    notes: list[str]           # what the student should read: where we looked, what is missing
+    cleanup: Path | None = None
+
+
+def _candidates(top: Path):
+    """Folders under ``top`` (breadth first, a few levels deep) and how many modules each holds."""
+    frontier = [(top, 0)]
+    while frontier:
+        folder, depth = frontier.pop(0)
+        names = {p.name for p in folder.iterdir() if p.is_file()}
+        yield folder, sum(f"{p}.py" in names for p in PROBLEMS), depth
+        if depth < MAX_DEPTH:
+            frontier += [(d, depth + 1) for d in sorted(folder.iterdir())
+                         if d.is_dir() and not d.is_symlink() and d.name not in SKIP_DIRS]
+
+
+def _unzip(path: Path) -> tuple[Path | None, str]:
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+            if len(infos) > MAX_ZIP_FILES or sum(i.file_size for i in infos) > MAX_ZIP_BYTES:
+                return None, f"{path.name} is too large to grade (over {MAX_ZIP_FILES} files or " \
+                             f"{MAX_ZIP_BYTES >> 20} MiB unpacked)"
+            dest = Path(tempfile.mkdtemp(prefix="grader-upload-"))
+            for info in infos:
+                target = (dest / info.filename).resolve()
+                if not str(target).startswith(str(dest.resolve())) or info.is_dir():
+                    continue  # skip folders and anything that would land outside (zip slip)
+                if info.filename.endswith(".py"):
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    with zf.open(info) as src, open(target, "wb") as out:
+                        shutil.copyfileobj(src, out)
+            return dest, ""
+    except (zipfile.BadZipFile, OSError) as e:
+        return None, f"{path.name} is not a readable zip file ({e})"
+
+
+def locate(path: Path) -> Located:
+    path = Path(path)
+    cleanup = None
+    if path.is_file() and path.suffix == ".zip":
+        unpacked, why = _unzip(path)
+        if unpacked is None:
+            return Located(None, [why, EXPECTED_LAYOUT])
+        path = cleanup = unpacked
+    elif not path.is_dir():
+        return Located(None, [f"submission {path} not found (give a folder or a .zip). {EXPECTED_LAYOUT}"])
+    best = max(_candidates(path), key=lambda c: (c[1], -c[2]))
+    folder, count, depth = best
+    if count == 0:
+        return Located(None, [f"no problem modules found in the submission (it is empty or laid "
+                              f"out differently). {EXPECTED_LAYOUT}"], cleanup)
+    notes = []
+    if depth:
+        notes.append(f"found the modules in {folder.relative_to(path)}/ ({depth} level(s) down); "
+                     "graded from there")
+    missing = [f"{p}.py" for p in PROBLEMS if not (folder / f"{p}.py").is_file()]
+    if missing:
+        notes.append(f"missing: {', '.join(missing)} (those problems score 0). {EXPECTED_LAYOUT}")
+    return Located(folder, notes, cleanup)

@@ -1,0 +1,5 @@
+"""Your solution: fill in the problem modules here (see assignment/handout.md).
+
+The grader reads only the eleven problem modules of this folder; import between them with
+relative imports (``from .adamw_accounting import TransformerConfig``).
+"""

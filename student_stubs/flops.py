@@ -1,0 +1,97 @@
+"""Problem 3 · flops — FLOPs of matmuls, Linear layers, a Transformer forward pass and a training run.
+
+Handout: assignment/handout.md, section "3. flops". Notes: seeds 001 (2mkn, the 100×256 @
+256×512 Linear, 6PD, the 70B / 15T-token napkin problem), 000 (why 6, 144 days), 004 (the
+GPT-2 XL per-term forward FLOPs at T = 1024 and 16384, LLaMA 2 7B on 1024 H100s).
+
+Convention: one multiply plus one add is 2 FLOPs, so a dot product of length k costs 2k.
+FLOP counts of integer shapes are exact ints; totals built from real numbers are floats.
+"""
+
+import math
+
+from .adamw_accounting import TransformerConfig
+
+
+def matmul_flops(m: int, k: int, n: int) -> int:
+    """FLOPs of an (m×k) @ (k×n) matrix product, as an int: 2·m·k·n.
+
+    The output has m·n elements, each a length-k dot product (k multiplies + k adds).
+    Sizes may be 0 (the product then costs 0 FLOPs); a negative size raises ValueError.
+
+    Example (notes 001): matmul_flops(100, 256, 512) == 26_214_400.
+    """
+    raise NotImplementedError
+
+
+def linear_flops(tokens: int, d_in: int, d_out: int) -> dict[str, int]:
+    """FLOPs of a bias-free Linear layer Y = X @ W on `tokens` rows, X: (tokens, d_in),
+    W: (d_in, d_out). Returns a dict of ints with keys:
+
+    - "forward":          Y  = X @ W        2·tokens·d_in·d_out
+    - "backward_input":   dX = dY @ Wᵀ      2·tokens·d_out·d_in
+    - "backward_weight":  dW = Xᵀ @ dY      2·d_in·tokens·d_out
+    - "total":            the sum, 3 × forward (6 FLOPs per parameter per token)
+
+    A negative size raises ValueError.
+
+    Example (notes 001): linear_flops(100, 256, 512) gives 26_214_400 for each of the three
+    products and total 78_643_200.
+    """
+    raise NotImplementedError
+
+
+def transformer_forward_flops(cfg: TransformerConfig, seq_len: int) -> dict[str, int]:
+    """Forward-pass FLOPs of one sequence of length T = seq_len, matrix products only.
+
+    cfg is a TransformerConfig (from adamw_accounting); its context_length is NOT used:
+    seq_len may exceed it (the notes evaluate the GPT-2 XL shape at T = 16384). With
+    L = num_layers, d = d_model, dff = d_ff, V = vocab_size, returns a dict of ints:
+
+    - "attn_proj":   L · 2·T·(4·d²)       W_Q, W_K, W_V, W_O
+    - "attn_scores": L · 2·2·T²·d         QKᵀ and AV, each a (T×d)(d×T)-sized product summed
+                                          over heads (independent of num_heads)
+    - "ffn":         L · 2·T·(3·d·dff)    SwiGLU: three d × dff matrices
+    - "lm_head":     2·T·V·d              the final projection to logits
+    - "total":       the sum of the four
+
+    Embedding lookup, norms, softmax, activations and residual adds are not counted.
+
+    Raises ValueError for a bad config (non-positive field, d_model not divisible by
+    num_heads) or seq_len <= 0.
+
+    Example (notes 004), GPT2_XL: at T = 1024 total = 4_513_336_524_800 (4.51 TFLOPs;
+    attn_proj 22%, QKᵀ+AV 7%, FFN 67%, lm_head 4%); at T = 16384 total =
+    149_522_795_724_800 (149.52 TFLOPs; attn_proj 11%, QKᵀ+AV 55%, FFN 32%, lm_head 2%).
+    """
+    raise NotImplementedError
+
+
+def training_flops(n_params: int | float, n_tokens: int | float) -> float:
+    """Approximate total training compute C = 6·N·D FLOPs, as a float.
+
+    N = n_params (dense parameters each token passes through), D = n_tokens (tokens actually
+    processed, all epochs counted). 2 FLOPs per parameter per token forward, 4 backward.
+    Negative or non-finite inputs raise ValueError (0 is allowed).
+
+    Example (notes 001): training_flops(70e9, 15e12) == 6.3e24.
+    """
+    raise NotImplementedError
+
+
+def training_seconds(
+    total_flops: int | float, n_gpus: int, peak_flops: int | float, mfu: int | float
+) -> float:
+    """Wall-clock seconds to do total_flops on n_gpus devices, as a float:
+
+        total_flops / (n_gpus · peak_flops · mfu)
+
+    peak_flops is one device's peak FLOP/s; mfu is the achieved fraction of it, in (0, 1].
+    Raises ValueError for total_flops < 0, n_gpus < 1 (must be an int), peak_flops <= 0, or
+    mfu outside (0, 1].
+
+    Example (notes 000/001): 70B parameters, 15T tokens, 1024 H100 at 989e12 FLOP/s, 50% MFU:
+    training_seconds(6.3e24, 1024, 989e12, 0.5) ≈ 1.2442e7 s ≈ 144.0 days (the notes: "≈ 144
+    天"). Notes 004: LLaMA 2 7B, C = 6 · 6.7e9 · 2e12, 1024 H100 at 40% MFU -> ≈ 2.3 days.
+    """
+    raise NotImplementedError

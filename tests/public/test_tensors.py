@@ -1,0 +1,81 @@
+"""Problem 1 · tensors (public). Expected values: the notes, and snapshots of the reference."""
+
+import pytest
+import torch
+
+from tests.seam.checks import expect_equal, expect_raises
+from tests.seam.snapshot import check_snapshot
+
+# (3, 4) contiguous x and its transpose t = x.T: the notes' running example (notes 001, 004).
+X, XS = (3, 4), (4, 1)
+T, TS = (4, 3), (1, 4)
+
+SNAPSHOT_INPUTS = {
+    "tensors.contiguous_strides": [((3, 4),), ((2, 3, 4),), ((5,),), ((),), ((2, 0, 3),), ((1, 1, 7),)],
+    "tensors.element_offset": [(X, XS, (1, 2)), (T, TS, (2, 1)), (X, XS, (-1, -1)), (X, XS, (3, 0)),
+                               ((2, 3), (1, 2), (1, 1), 5), (X, XS, (0,))],
+    "tensors.is_contiguous": [(X, XS), (T, TS), ((3,), (4,)), ((1, 4), (99, 1)), ((0, 3), (7, 7)),
+                              ((2, 1, 3), (3, 5, 1))],
+    "tensors.transpose": [(X, XS, 0, 1), ((2, 3, 4), (12, 4, 1), 0, -1), (X, XS, 1, 1), (X, XS, 0, 2)],
+    "tensors.select": [(X, XS, 0, 0, 1), (X, XS, 0, 1, 1), (T, TS, 0, 0, 0), (X, XS, 0, 0, -1),
+                       (X, XS, 0, 0, 3)],
+    "tensors.narrow": [(X, XS, 0, 1, 1, 2), (X, XS, 0, 0, 1, 2), (X, XS, 2, 0, -2, 2), (X, XS, 0, 0, 2, 2)],
+    "tensors.view_strides": [(X, XS, (4, 3)), (X, XS, (-1,)), (T, TS, (-1,)), (T, TS, (3, 4)),
+                             (T, TS, (2, 2, 3)), ((3,), (4,), (3, 1)), (X, XS, (5, -1)), (X, XS, (-1, -1))],
+    "tensors.reshape_copies": [(T, TS, (-1,)), (X, XS, (4, 3)), (T, TS, (2, 2, 3)), (X, XS, (7,))],
+    "tensors.nbytes": [((3, 4), torch.float32), ((12288, 49152), torch.float32), ((8,), torch.bfloat16),
+                       ((2, 0), torch.float64)],
+}
+
+
+@pytest.mark.points(1)
+def test_notes_element_offset(impl):
+    """element [1, 2] of a contiguous (3, 4) tensor is at storage offset 6 (notes 001)"""
+    expect_equal(impl.tensors.contiguous_strides((3, 4)), (4, 1), "contiguous_strides((3, 4))")
+    expect_equal(impl.tensors.element_offset(X, XS, (1, 2)), 6, "element_offset((3, 4), (4, 1), (1, 2))")
+
+
+@pytest.mark.points(2)
+def test_notes_view_reshape_quiz(impl):
+    """the notes' quiz: t = x.T; only t.reshape(-1) allocates new memory (notes 004)"""
+    # t[0] and x[:, 1] are views: select never copies.
+    expect_equal(impl.tensors.select(T, TS, 0, 0, 0), ((3,), (4,), 0), "t[0]: select((4, 3), (1, 4), 0, 0, 0)")
+    expect_equal(impl.tensors.select(X, XS, 0, 1, 1), ((3,), (4,), 1), "x[:, 1]: select((3, 4), (4, 1), 0, 1, 1)")
+    expect_equal(impl.tensors.is_contiguous(T, TS), False, "t.is_contiguous()")
+    expect_equal(impl.tensors.view_strides(T, TS, (-1,)), None, "t.view(-1) is impossible")
+    expect_equal(impl.tensors.reshape_copies(T, TS, (-1,)), True, "t.reshape(-1) copies")
+    expect_equal(impl.tensors.reshape_copies(X, XS, (4, 3)), False, "x.view(4, 3) shares storage")
+
+
+@pytest.mark.points(1)
+def test_contiguous_strides_and_offsets(impl):
+    """contiguous_strides and element_offset match the snapshots"""
+    check_snapshot(impl, "tensors.contiguous_strides")
+    check_snapshot(impl, "tensors.element_offset")
+
+
+@pytest.mark.points(1)
+def test_is_contiguous(impl):
+    """is_contiguous matches the snapshots (size-1 dims don't matter, empty is contiguous)"""
+    check_snapshot(impl, "tensors.is_contiguous")
+
+
+@pytest.mark.points(1)
+def test_transpose_select_narrow(impl):
+    """transpose, select and narrow match the snapshots"""
+    for name in ("transpose", "select", "narrow"):
+        check_snapshot(impl, f"tensors.{name}")
+
+
+@pytest.mark.points(2)
+def test_view_and_reshape(impl):
+    """view_strides and reshape_copies match the snapshots"""
+    check_snapshot(impl, "tensors.view_strides")
+    check_snapshot(impl, "tensors.reshape_copies")
+
+
+@pytest.mark.points(1)
+def test_nbytes(impl):
+    """nbytes matches the snapshots; a non-dtype is a ValueError"""
+    check_snapshot(impl, "tensors.nbytes")
+    expect_raises(ValueError, lambda: impl.tensors.nbytes((2, 2), "float32"), "nbytes((2, 2), 'float32')")

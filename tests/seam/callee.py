@@ -1,0 +1,153 @@
+"""The callee side of the seam: load an implementation folder as a package and answer requests.
+
+The same code answers in-process (students' pytest, the reference in the grader) and inside the
+sandbox worker (submissions being graded). A request is plain data:
+    {"op": "call", "target": "tensors.view_strides", "args": [...], "kwargs": {...}}
+    {"op": "map",  "target": "tensors.view_strides", "calls": [[...args], ...]}  (many calls,
+                                                     one round trip: {"ok": [response, ...]})
+    {"op": "get",  "target": "adamw_accounting.GPT2_XL"}
+    {"op": "load", "target": "tensors"}             (import the module now; the sandbox uses it
+                                                     to tell an import-time crash from a call's)
+and so is the response: {"ok": value} or {"raised": {"type", "message", "where"}}.
+"""
+
+import importlib
+import importlib.machinery
+import importlib.util
+import sys
+import traceback
+from pathlib import Path
+from types import ModuleType
+
+from . import codec, probes
+from .layout import EXPECTED_LAYOUT, PROBLEMS
+
+
+class ModuleUnavailable(Exception):
+    """A problem's module is missing or does not import; the message says which and why."""
+
+
+def load_package(folder: Path, name: str) -> ModuleType:
+    """An empty package called ``name`` whose submodules are the .py files in ``folder``.
+
+    The folder's own ``__init__.py`` is not run: a submission is its problem modules, nothing else.
+    """
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+    pkg = importlib.util.module_from_spec(spec)
+    pkg.__path__ = [str(folder)]
+    sys.modules[name] = pkg
+    return pkg
+
+
+def _where(exc: BaseException, folder: Path) -> str:
+    """The innermost frame inside the implementation folder, as 'tensors.py:40 in view_strides'."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if Path(f.filename).parent == folder]
+    if not frames:
+        return ""
+    f = frames[-1]
+    return f"{Path(f.filename).name}:{f.lineno} in {f.name}"
+
+
+class Callee:
+    def __init__(self, folder: Path, package: str, typecheck: bool = False):
+        self.folder = Path(folder).resolve()
+        self.package = package
+        self.typecheck = typecheck
+        self.pkg = load_package(self.folder, package)
+        self._failed: dict[str, str] = {}
+
+    def module(self, problem: str) -> ModuleType:
+        """Import ``<package>.<problem>`` once; a failure is remembered and re-reported."""
+        if problem not in PROBLEMS:
+            raise ModuleUnavailable(f"no problem module named {problem!r}")
+        qualified = f"{self.package}.{problem}"
+        if qualified in sys.modules:
+            return sys.modules[qualified]
+        if problem in self._failed:
+            raise ModuleUnavailable(self._failed[problem])
+        if not (self.folder / f"{problem}.py").is_file():
+            msg = f"{problem}.py is missing from the submission. {EXPECTED_LAYOUT}"
+            self._failed[problem] = msg
+            raise ModuleUnavailable(msg)
+        try:
+            if self.typecheck:
+                from jaxtyping import install_import_hook
+                with install_import_hook(self.package, "beartype.beartype"):
+                    return importlib.import_module(qualified)
+            return importlib.import_module(qualified)
+        except BaseException as e:  # SyntaxError, ImportError, SystemExit at import time, ...
+            sys.modules.pop(qualified, None)
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            where = _where(e, self.folder)
+            detail = f"{type(e).__name__}: {e}"[:500]
+            msg = f"{problem}.py could not be imported ({detail}{', at ' + where if where else ''})"
+            self._failed[problem] = msg
+            raise ModuleUnavailable(msg) from None
+
+    def _struct(self, name: str, fields: dict):
+        cls = getattr(self.module(codec.STRUCT_MODULES[name]), name)
+        return cls(**fields)
+
+    def _resolve(self, target: str):
+        head, _, attr = target.partition(".")
+        if not attr or "." in attr or attr.startswith("_"):
+            raise ModuleUnavailable(f"bad target {target!r}")
+        if head == "probes":
+            fn = getattr(probes, attr, None)
+            if fn is None or attr not in probes.__all__:
+                raise ModuleUnavailable(f"no probe named {attr!r}")
+            return lambda *a, **k: fn(self, *a, **k)
+        mod = self.module(head)
+        if not hasattr(mod, attr):
+            raise AttributeError(f"{head}.py has no attribute {attr!r} (keep the stub's names)")
+        return getattr(mod, attr)
+
+    def handle(self, request) -> dict:
+        try:
+            if type(request) is not dict or request.get("op") not in ("call", "map", "get", "load"):
+                raise codec.DecodeError("bad request")
+            target = request.get("target")
+            if type(target) is not str:
+                raise codec.DecodeError("bad target")
+            if request["op"] == "load":
+                self.module(target)
+                return {"ok": None}
+            obj = self._resolve(target)
+            if request["op"] == "get":
+                return {"ok": codec.to_plain(obj)}
+            if request["op"] == "map":
+                calls = request.get("calls")
+                if type(calls) is not list:
+                    raise codec.DecodeError("bad calls")
+                return {"ok": [self._call(obj, {"args": c}) for c in calls]}
+            return self._call(obj, request)
+        except BaseException as e:  # a missing attribute, an unencodable constant, ...
+            return self._raised(e)
+
+    def _call(self, obj, request: dict) -> dict:
+        """One call; the result or what it raised, as plain data."""
+        try:
+            args = codec.from_plain(request.get("args", []), self._struct)
+            kwargs = codec.from_plain(request.get("kwargs", {}), self._struct)
+            if type(args) is not list or type(kwargs) is not dict:
+                raise codec.DecodeError("bad arguments")
+            return {"ok": codec.to_plain(obj(*args, **kwargs))}
+        except BaseException as e:
+            return self._raised(e)
+
+    def _raised(self, e: BaseException) -> dict:
+        if isinstance(e, KeyboardInterrupt):
+            raise e
+        if isinstance(e, ModuleUnavailable):
+            kind, msg = "ModuleUnavailable", str(e)
+        elif isinstance(e, codec.Unsupported):
+            kind, msg = "Unsupported", str(e)
+        elif isinstance(e, SystemExit):
+            kind, msg = "SystemExit", f"called sys.exit({e.code!r})"
+        else:
+            kind, msg = type(e).__name__, str(e)
+        return {"raised": {"type": kind, "message": msg[:2000], "where": _where(e, self.folder)}}

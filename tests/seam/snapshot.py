@@ -1,0 +1,45 @@
+"""Public tests compare with snapshots: the reference's answers on fixed inputs, stored as JSON.
+
+A public test module declares its inputs next to its tests,
+
+    SNAPSHOT_INPUTS = {"tensors.view_strides": [((3, 4), (4, 1), (4, 3)), ...]}
+
+and `python -m grader snapshots` runs them through the reference and writes
+tests/public/snapshots/<problem>.json (a self-test fails while a snapshot is stale). Students get
+the JSON, never the reference.
+"""
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from . import codec
+from .checks import call_text, expect_equal, expect_raises
+from . import PASSTHROUGH
+
+SNAPSHOT_DIR = Path(__file__).resolve().parents[1] / "public" / "snapshots"
+
+
+@lru_cache(maxsize=None)
+def load(problem: str) -> dict:
+    data = json.loads((SNAPSHOT_DIR / f"{problem}.json").read_text())
+    return {target: [codec.from_plain(case) for case in cases]
+            for target, cases in data["cases"].items()}
+
+
+def check_snapshot(impl, target: str, rtol: float = 1e-9, atol: float = 0.0) -> None:
+    """Every recorded case of ``target``: same result as the reference (or the same exception)."""
+    problem = target.split(".")[0] if not target.startswith("probes.") else target_problem(target)
+    cases = load(problem)[target]
+    assert cases, f"no snapshot cases for {target}"
+    for case in cases:
+        args, what = case["args"], call_text(target, case["args"])
+        if "raises" in case:
+            expect_raises(PASSTHROUGH[case["raises"]], lambda: impl.call(target, *args), what)
+        else:
+            expect_equal(impl.call(target, *args), case["expected"], what, rtol=rtol, atol=atol)
+
+
+def target_problem(target: str) -> str:
+    from .probes import PROBLEM_OF
+    return PROBLEM_OF[target.split(".", 1)[1]]
