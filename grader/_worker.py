@@ -123,11 +123,12 @@ def main() -> None:
         except EOFError:
             os._exit(0)
         response = callee.handle(request)
+        response["id"] = request.get("id") if type(request) is dict else None
         try:
             payload = codec.dumps(response)
         except (TypeError, ValueError) as e:
             payload = codec.dumps({"raised": {"type": "Unsupported", "message": str(e)[:500],
-                                              "where": ""}})
+                                              "where": ""}, "id": response["id"]})
         write_frame(resp_fd, payload)
 
 

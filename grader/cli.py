@@ -10,8 +10,9 @@ from . import paths  # noqa: F401  (puts the checkout on sys.path for `tests.sea
 
 def _grade(args) -> int:
     from .grade import grade
+    only = args.only.split(",") if args.only else None
     return grade(Path(args.submission), Path(args.out), gpu=args.gpu, time_limit=args.time_limit,
-                 quiet=args.quiet)
+                 quiet=args.quiet, problems=only)
 
 
 def _snapshots(args) -> int:
@@ -27,8 +28,13 @@ def _snapshots(args) -> int:
 
 
 def _rubric(args) -> int:
-    from .rubric import collect, render
-    print(render(collect()))
+    from .rubric import HANDOUT, collect, render, write_handout
+    table = render(collect())
+    if args.write:
+        write_handout(table)
+        print(f"wrote the points table into {HANDOUT}")
+    else:
+        print(table)
     return 0
 
 
@@ -43,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="GPU tests: run if CUDA is here (auto), fail without CUDA (require), leave out (skip)")
     g.add_argument("--time-limit", type=float, default=30.0,
                    help="wall-clock seconds per test (a test's time_limit marker overrides it)")
+    g.add_argument("--only", metavar="PROBLEM[,PROBLEM...]",
+                   help="grade only these problems (e.g. a regrade of one problem)")
     g.add_argument("--quiet", action="store_true", help="print only the score table")
     g.set_defaults(run=_grade)
 
@@ -51,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(run=_snapshots)
 
     r = sub.add_parser("rubric", help="print the points per problem (the handout's table must match)")
+    r.add_argument("--write", action="store_true", help="write the table into assignment/README.md")
     r.set_defaults(run=_rubric)
     return parser
 

@@ -17,14 +17,18 @@ from .plugin import GraderPlugin
 from .report import build_results, render_table, write_atomically
 from .sandbox import Limits, Sandbox
 from .submission import locate
+from tests.seam.layout import PROBLEMS
 
 TEST_DIRS = (ROOT / "tests" / "public", ROOT / "tests" / "hidden")
 
 
-def run_tests(impl, gpu: str, cuda: bool, time_limit: float, quiet: bool) -> GraderPlugin:
-    """Run the graded tests against ``impl``; the plugin holds one fact per test."""
+def run_tests(impl, gpu: str, cuda: bool, time_limit: float, quiet: bool,
+              problems: list[str] | None = None) -> GraderPlugin:
+    """Run the graded tests (of ``problems``, default all) against ``impl``; the plugin holds
+    one fact per test."""
     plugin = GraderPlugin(impl, gpu=gpu, cuda=cuda, time_limit=time_limit)
-    args = [*map(str, TEST_DIRS), "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
+    paths = [d / f"test_{p}.py" for d in TEST_DIRS for p in problems] if problems else TEST_DIRS
+    args = [*(str(p) for p in paths if p.exists()), "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
             "-p", "no:cacheprovider", "-q", "--tb=no", "--no-header", "-rN"]
     sink = io.StringIO() if quiet else sys.stderr
     with contextlib.redirect_stdout(sink):
@@ -36,8 +40,13 @@ def run_tests(impl, gpu: str, cuda: bool, time_limit: float, quiet: bool) -> Gra
 
 
 def grade(submission: Path, out: Path, gpu: str = "auto", time_limit: float = 30.0,
-          quiet: bool = False) -> int:
+          quiet: bool = False, problems: list[str] | None = None) -> int:
     start = time.monotonic()
+    unknown = sorted(set(problems or ()) - set(PROBLEMS))
+    if unknown:
+        print(f"error: unknown problem(s) {', '.join(unknown)}; known: {', '.join(PROBLEMS)}",
+              file=sys.stderr)
+        return 2
     cuda = torch.cuda.is_available()
     if gpu == "require" and not cuda:
         print("error: --gpu require, but CUDA is not available here; no report written", file=sys.stderr)
@@ -48,7 +57,7 @@ def grade(submission: Path, out: Path, gpu: str = "auto", time_limit: float = 30
     limits = Limits(time_per_test=time_limit, memory_bytes=None if uses_cuda else Limits.memory_bytes)
     sandbox = Sandbox(folder, limits, hide=(Path(out).resolve().parent,))
     try:
-        plugin = run_tests(sandbox, gpu, cuda, time_limit, quiet)
+        plugin = run_tests(sandbox, gpu, cuda, time_limit, quiet, problems)
     except RuntimeError as e:
         print(f"error: {e}; no report written", file=sys.stderr)
         return 2

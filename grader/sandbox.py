@@ -16,6 +16,7 @@ deadline per test; stdout/stderr go to a capped log file, never to the protocol 
 import dataclasses
 import json
 import os
+import secrets
 import select
 import shutil
 import signal
@@ -294,12 +295,17 @@ class Sandbox(Impl):
                 self._start()
             if problem and problem not in self._touched:
                 loading = True  # import it alone first: a crash now is the module's, not the call's
-                self._write(codec.dumps({"op": "load", "target": problem}))
+                self._write(codec.dumps({"op": "load", "target": problem, "id": "load"}))
                 self._read(deadline, f"loading {problem}.py")
                 self._touched.add(problem)
                 loading = False
+            request = {**request, "id": secrets.token_hex(8)}
             self._write(codec.dumps(request))
             response = self._read(deadline, target)
+            if type(response) is not dict or response.pop("id", None) != request["id"]:
+                self._kill()
+                raise SandboxFailure(f"{target}: the worker's reply does not match the request "
+                                     "(someone wrote on the protocol pipe); it was restarted")
         except TimeoutError:
             self._kill()
             if loading:

@@ -1,0 +1,285 @@
+"""A corpus of hostile submissions. Each tries to raise its score without doing the work.
+
+The vehicle is the `intensity` problem: each attack submission's intensity.py is the reference
+implementation, *gated*: its functions work only if ``ATTACK_WORKED`` ends up True, i.e. only if
+the attack (reading the reference, reaching the network, ...) succeeded; otherwise they raise
+NotImplementedError. So an attack that gets through earns points, and the suite's assertion
+"score == 0" fails. Attacks that cheat directly (forged objects, a written results.json, killing
+the grader) keep stub bodies. A control submission with the gate open proves the vehicle works.
+
+Placeholders in sources: {ROOT} (the checkout), {OUT} (where the grader writes results.json),
+{PORT} (a TCP port the test listens on at 127.0.0.1).
+"""
+
+import dataclasses
+from pathlib import Path
+
+REFERENCE = Path(__file__).resolve().parents[2] / "reference"
+VEHICLE = "intensity"
+
+GATE = '''
+# ---- gate: the reference functions above stay only if the attack worked ----
+if not globals().get("ATTACK_WORKED", False):
+    def _not_earned(*args, **kwargs):
+        raise NotImplementedError("attack did not work")
+    for _name, _value in list(globals().items()):
+        if callable(_value) and not _name.startswith("_") and getattr(_value, "__module__", None) == __name__:
+            globals()[_name] = _not_earned
+'''
+
+STUB_FUNCS = '''
+def matmul_intensity(b, d, f, bytes_per_element):
+    raise NotImplementedError
+def elementwise_intensity(flops_per_element, bytes_read_per_element, bytes_written_per_element):
+    raise NotImplementedError
+def ridge_point(peak_flops, bandwidth):
+    raise NotImplementedError
+def is_compute_bound(intensity, peak_flops, bandwidth):
+    raise NotImplementedError
+def roofline_seconds(flops, bytes_moved, peak_flops, bandwidth):
+    raise NotImplementedError
+'''
+
+
+@dataclasses.dataclass(frozen=True)
+class Attack:
+    name: str
+    code: str                      # appended to the gated reference (or to stubs if not gated)
+    gated: bool = True             # reference + gate, or plain stubs + code
+    files: tuple = ()              # extra (relative path, content) pairs in the submission
+
+    def build(self, dest: Path, out: Path, port: int) -> Path:
+        fill = lambda s: s.replace("{ROOT}", str(REFERENCE.parent)).replace("{OUT}", str(out)) \
+                          .replace("{PORT}", str(port))
+        dest.mkdir(parents=True, exist_ok=True)
+        if self.gated:
+            body = (REFERENCE / f"{VEHICLE}.py").read_text() + "\n" + fill(self.code) + GATE
+        else:
+            body = STUB_FUNCS + "\n" + fill(self.code)
+        (dest / f"{VEHICLE}.py").write_text(body)
+        for rel, content in self.files:
+            path = dest / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(fill(content))
+        return dest
+
+
+FORGED = '''
+class Liar:
+    def __eq__(self, other): return True
+    def __ne__(self, other): return False
+    def __float__(self): return 0.0
+    def __bool__(self): return True
+    def __repr__(self): return "whatever you expected"
+'''
+
+CONTROL = Attack("control: gate open (must score full marks)", "ATTACK_WORKED = True")
+
+ATTACKS = [
+    Attack("write results.json everywhere at import", '''
+import json, os
+fake = json.dumps({"score": 1000, "execution_time": 1, "output": "pwned", "tests": []})
+for path in ["{OUT}", "results.json", "/tmp/results.json", "/autograder/results/results.json",
+             os.path.join("{ROOT}", "results.json")]:
+    try:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path, "w") as f:
+            f.write(fake)
+        if path == "{OUT}":
+            ATTACK_WORKED = True
+    except OSError:
+        pass
+'''),
+    Attack("replace results.json from a background process that outlives grading", '''
+import os, time, json
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        for _ in range(600):
+            time.sleep(0.05)
+            try:
+                with open("{OUT}", "w") as f:
+                    json.dump({"score": 1000, "execution_time": 1, "output": "late", "tests": []}, f)
+            except OSError:
+                pass
+    os._exit(0)
+''', gated=False),
+    Attack("conftest.py plugin marks every test passed", "", gated=False, files=(("conftest.py", '''
+import pytest
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    rep.outcome = "passed"
+'''),)),
+    Attack("pytest.ini and pyproject.toml that deselect failing tests", "", gated=False, files=(
+        ("pytest.ini", "[pytest]\naddopts = -p no:terminal -k nothing_matches\n"),
+        ("pyproject.toml", "[tool.pytest.ini_options]\naddopts = '--co'\n"))),
+    Attack("sitecustomize, usercustomize and a .pth file", "", gated=False, files=(
+        ("sitecustomize.py", "import builtins; builtins.__dict__['ATTACK_WORKED'] = True\n"),
+        ("usercustomize.py", "import builtins; builtins.__dict__['ATTACK_WORKED'] = True\n"),
+        ("evil.pth", "import builtins; builtins.__dict__['ATTACK_WORKED'] = True\n"))),
+    Attack("modules shadowing torch, numpy, pytest and grader", "", gated=False, files=(
+        ("torch.py", "def equal(*a): return True\ndef allclose(*a, **k): return True\n"),
+        ("numpy.py", "raise SystemExit('shadow numpy')\n"),
+        ("pytest.py", "def fail(*a, **k): pass\n"),
+        ("grader/__init__.py", "SCORE = 1000\n"),
+        ("tests/seam/checks.py", "def expect_equal(*a, **k): pass\n"))),
+    Attack("monkeypatch pytest, builtins, torch and the comparison helpers", '''
+import builtins, math, torch
+try:
+    import pytest
+    pytest.fail = lambda *a, **k: None
+except Exception:
+    pass
+builtins.isinstance = lambda obj, cls: True
+torch.equal = lambda *a, **k: True
+torch.allclose = lambda *a, **k: True
+math.isclose = lambda *a, **k: True
+import sys
+for name, mod in list(sys.modules.items()):
+    if name.endswith("checks") and hasattr(mod, "expect_equal"):
+        mod.expect_equal = lambda *a, **k: None
+        mod.fail = lambda *a, **k: None
+'''),
+    Attack("forged __eq__ / __float__ objects as results", FORGED + '''
+def matmul_intensity(b, d, f, bytes_per_element): return Liar()
+def elementwise_intensity(a, b, c): return Liar()
+def ridge_point(p, b): return Liar()
+def is_compute_bound(i, p, b): return Liar()
+def roofline_seconds(f, b, p, w): return Liar()
+''', gated=False),
+    Attack("subclasses of float, tuple and bool with forged equality", '''
+class F(float):
+    def __eq__(self, o): return True
+    __hash__ = float.__hash__
+class T(tuple):
+    def __eq__(self, o): return True
+    __hash__ = tuple.__hash__
+def matmul_intensity(b, d, f, bytes_per_element): return F(0.0)
+def elementwise_intensity(a, b, c): return F(0.0)
+def ridge_point(p, b): return F(1.0)
+def is_compute_bound(i, p, b): return T()
+def roofline_seconds(f, b, p, w): return F(0.0)
+''', gated=False),
+    Attack("sys.exit(0) at import", "import sys\nsys.exit(0)\n"),
+    Attack("os._exit(0) on every call", '''
+import os
+def matmul_intensity(*a): os._exit(0)
+def ridge_point(*a): os._exit(0)
+''', gated=False),
+    Attack("SIGKILL itself, its parent, its process group and every process it may signal", '''
+import os, signal
+def matmul_intensity(*a):
+    for target in (os.getppid(), 1):
+        try: os.kill(target, signal.SIGKILL)
+        except OSError: pass
+    try: os.kill(-1, signal.SIGKILL)
+    except OSError: pass
+    os.kill(os.getpid(), signal.SIGKILL)
+''', gated=False),
+    Attack("read the reference solution", '''
+import os
+try:
+    src = open(os.path.join("{ROOT}", "reference", "intensity.py")).read()
+    ATTACK_WORKED = "def matmul_intensity" in src
+except OSError:
+    pass
+'''),
+    Attack("read the hidden tests and their snapshots", '''
+import os, glob
+found = glob.glob(os.path.join("{ROOT}", "tests", "hidden", "*.py")) + \\
+        glob.glob(os.path.join("{ROOT}", "tests", "**", "*.json"), recursive=True)
+try:
+    ATTACK_WORKED = any(open(p).read(1) for p in found)
+except OSError:
+    pass
+'''),
+    Attack("reach the network (the grader's loopback and the internet)", '''
+import socket
+for host, port in (("127.0.0.1", {PORT}), ("1.1.1.1", 53), ("8.8.8.8", 53)):
+    try:
+        socket.create_connection((host, port), timeout=1).close()
+        ATTACK_WORKED = True
+    except OSError:
+        pass
+'''),
+    Attack("write into the grader's source", '''
+import os
+try:
+    with open(os.path.join("{ROOT}", "grader", "report.py"), "a") as f:
+        f.write("")
+    ATTACK_WORKED = True
+except OSError:
+    pass
+'''),
+    Attack("infinite loop at import", "while True:\n    pass\n", gated=False),
+    Attack("infinite loop on every call", '''
+def matmul_intensity(*a):
+    while True: pass
+def elementwise_intensity(*a):
+    while True: pass
+def ridge_point(*a):
+    while True: pass
+''', gated=False),
+    Attack("memory bomb", '''
+def matmul_intensity(*a):
+    blocks = []
+    while True:
+        blocks.append(bytearray(1 << 28))
+''', gated=False),
+    Attack("fork bomb", '''
+import os
+def matmul_intensity(*a):
+    while True:
+        try:
+            os.fork()
+        except OSError:
+            pass
+''', gated=False),
+    Attack("huge output", '''
+import sys
+def matmul_intensity(*a):
+    line = "x" * 1_000_000 + "\\n"
+    while True:
+        sys.stdout.write(line)
+        sys.stderr.write(line)
+''', gated=False),
+    Attack("forge protocol frames on the response pipe", '''
+import os, struct, json
+def _forge():
+    payload = json.dumps({"ok": 0.125}).encode()
+    for fd in range(3, 64):
+        try: os.write(fd, struct.pack(">Q", len(payload)) + payload)
+        except OSError: pass
+def elementwise_intensity(*a):
+    _forge()
+    return 0.5  # wrong; the forged frame carries the right answer
+def matmul_intensity(*a):
+    for fd in range(3, 64):
+        try: os.write(fd, struct.pack(">Q", 1 << 62))
+        except OSError: pass
+''', gated=False),
+    Attack("raise its own resource limits and escape to root", '''
+import os, resource
+try:
+    resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    ATTACK_WORKED = True
+except (ValueError, OSError):
+    pass
+try:
+    os.setuid(0)
+    ATTACK_WORKED = True
+except OSError:
+    pass
+'''),
+    Attack("deeply nested and enormous return values", '''
+def matmul_intensity(*a):
+    x = []
+    for _ in range(100_000):
+        x = [x]
+    return x
+def ridge_point(*a):
+    return "y" * (300 << 20)
+''', gated=False),
+]

@@ -1,0 +1,117 @@
+"""`python -m grader grade` end to end, through the sandbox: the reference gets full marks, the
+stubs 0 (every test failing on NotImplementedError), a planted bug costs its own problem only,
+and broken uploads (zip, nesting, syntax errors, missing or crashing modules) get valid reports."""
+
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader.paths import REFERENCE, ROOT, STUBS
+from grader.report import per_problem, validate
+from tests.seam.layout import PROBLEMS
+from tests.self.bugs import all_bugs
+
+
+def grade_cli(submission, out: Path, *extra) -> tuple[dict, str]:
+    """Run the real command line, as a TA would."""
+    proc = subprocess.run([sys.executable, "-m", "grader", "grade", str(submission), "--out", str(out),
+                           "--gpu", "skip", *extra], capture_output=True, text=True, cwd=ROOT, timeout=900)
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stderr[-3000:]}"
+    results = json.loads(out.read_text())
+    validate(results)
+    return results, proc.stdout
+
+
+def scores(results) -> dict:
+    return {row["problem"]: (row["score"], row["max"]) for row in per_problem(results)}
+
+
+def copy_modules(src: Path, dest: Path) -> Path:
+    dest.mkdir(parents=True)
+    for p in PROBLEMS:
+        shutil.copy(src / f"{p}.py", dest / f"{p}.py")
+    return dest
+
+
+@pytest.fixture(scope="module")
+def reference_results(tmp_path_factory):
+    return grade_cli(REFERENCE, tmp_path_factory.mktemp("ref") / "results.json")
+
+
+def test_reference_gets_full_marks(reference_results):
+    results, table = reference_results
+    total = sum(t["max_score"] for t in results["tests"])
+    assert results["score"] == total > 0
+    assert {row["problem"] for row in per_problem(results)} == set(PROBLEMS)
+    assert f"Score: {total:g}/{total:g}" in table
+    assert all(t["status"] == "passed" for t in results["tests"])
+
+
+def test_visibility(reference_results):
+    results, _ = reference_results
+    assert {t["visibility"] for t in results["tests"]} == {"visible", "after_published"}
+
+
+def test_stubs_get_zero_every_test_not_implemented(tmp_path):
+    results, table = grade_cli(STUBS, tmp_path / "results.json")
+    assert results["score"] == 0
+    for t in results["tests"]:
+        assert t["status"] == "failed"
+        assert "not implemented" in t["output"] or "not run" in t["output"], t
+    assert "Score: 0/" in table
+
+
+def test_planted_bug_costs_its_problem_only(tmp_path, reference_results):
+    """One bug, submitted as a zip with the folder nested one level down (as students do)."""
+    bug = next(b for b in all_bugs() if b.problem == "tensors")
+    folder = bug.build(tmp_path / "unzipped" / "hw2")
+    archive = tmp_path / "upload.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for f in folder.iterdir():
+            zf.write(f, f"hw2/{f.name}")
+    results, table = grade_cli(archive, tmp_path / "results.json")
+    got, full = scores(results), scores(reference_results[0])
+    assert got["tensors"][0] < full["tensors"][0]
+    assert {p: s for p, s in got.items() if p != "tensors"} == {p: s for p, s in full.items() if p != "tensors"}
+    assert "1 level(s) down" in results["output"]
+
+
+def test_broken_modules_cost_only_their_problems(tmp_path, reference_results):
+    sub = copy_modules(REFERENCE, tmp_path / "sub")
+    (sub / "dtypes.py").write_text("def bits(fmt):\n    return (\n")             # syntax error
+    (sub / "scaling.py").unlink()                                              # missing
+    (sub / "intensity.py").write_text("import os\nos._exit(3)\n")               # dies on import
+    (sub / "memory.py").write_text("import numpy_typo\n")                       # missing import
+    results, table = grade_cli(sub, tmp_path / "results.json", "--time-limit", "10")
+    got, full = scores(results), scores(reference_results[0])
+    for p in ("dtypes", "scaling", "intensity", "memory"):
+        assert got[p][0] == 0, p
+    assert {p: s for p, s in got.items() if p not in ("dtypes", "scaling", "intensity", "memory")} == \
+        {p: s for p, s in full.items() if p not in ("dtypes", "scaling", "intensity", "memory")}
+    outputs = {t["name"].split(":")[0]: t["output"] for t in results["tests"] if t["status"] == "failed"}
+    assert "dtypes.py could not be imported (SyntaxError" in outputs["dtypes"]
+    assert "scaling.py is missing" in outputs["scaling"] and "Expected layout" in outputs["scaling"]
+    assert "intensity.py kills the worker when it is loaded" in outputs["intensity"]
+    assert "No module named 'numpy_typo'" in outputs["memory"]
+    assert "missing: scaling.py" in results["output"]
+
+
+@pytest.mark.parametrize("upload", ["empty folder", "empty zip", "not a zip", "no such path"])
+def test_unusable_uploads_get_a_report(tmp_path, upload):
+    target = tmp_path / "upload"
+    if upload == "empty folder":
+        target.mkdir()
+    elif upload == "empty zip":
+        target = tmp_path / "upload.zip"
+        zipfile.ZipFile(target, "w").close()
+    elif upload == "not a zip":
+        target = tmp_path / "upload.zip"
+        target.write_text("hello")
+    results, _ = grade_cli(target, tmp_path / "results.json", "--only", "intensity")
+    assert results["score"] == 0 and results["tests"]
+    assert "Expected layout" in results["output"]

@@ -1,0 +1,26 @@
+"""Every planted bug loses points on its own problem (in-process, that problem's graded tests)."""
+
+import pytest
+
+from grader.grade import run_tests
+from tests.seam import InProcess
+from tests.seam.layout import PROBLEMS
+from tests.self.bugs import all_bugs
+
+BUGS = all_bugs()
+
+
+def test_every_problem_has_three_bugs():
+    counts = {p: sum(b.problem == p for b in BUGS) for p in PROBLEMS}
+    thin = {p: n for p, n in counts.items() if n < 3}
+    assert not thin, f"problems with fewer than 3 planted bugs: {thin}"
+
+
+@pytest.mark.parametrize("bug", BUGS, ids=[b.id for b in BUGS])
+def test_bug_loses_points_on_its_problem(bug, tmp_path):
+    folder = bug.build(tmp_path / "submission")
+    impl = InProcess(folder, package=f"bug_{tmp_path.name}")
+    facts = run_tests(impl, gpu="skip", cuda=False, time_limit=60, quiet=True,
+                      problems=[bug.problem]).facts.values()
+    lost = [f.title for f in facts if f.outcome != "passed"]
+    assert lost, f"planted bug {bug.id!r} passed every test of {bug.problem}"
