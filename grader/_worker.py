@@ -11,6 +11,7 @@ import ctypes
 import json
 import os
 import resource
+import signal
 import struct
 import sys
 
@@ -103,6 +104,10 @@ def main() -> None:
     os.chdir(cfg["work"])
     set_limits(cfg["limits"])
     drop_privileges(cfg["uid"])
+    libc = ctypes.CDLL(None)
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (reset by the uid change): die with unshare
+    if os.getppid() == 1 and not cfg["namespaces"]:
+        os._exit(1)  # the grader is already gone
     keep = {k: v for k, v in os.environ.items()
             if k in ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_HOME")}
     os.environ.clear()
@@ -123,12 +128,15 @@ def main() -> None:
         except EOFError:
             os._exit(0)
         response = callee.handle(request)
-        response["id"] = request.get("id") if type(request) is dict else None
+        rid = request.get("id") if type(request) is dict else None
         try:
-            payload = codec.dumps(response)
-        except (TypeError, ValueError) as e:
+            payload = codec.dumps({**response, "id": rid})
+            if len(payload) > cfg["max_frame"]:
+                raise ValueError(f"the result is too large to send back ({len(payload) >> 20} MiB; "
+                                 f"the limit is {cfg['max_frame'] >> 20} MiB)")
+        except (TypeError, ValueError, MemoryError) as e:
             payload = codec.dumps({"raised": {"type": "Unsupported", "message": str(e)[:500],
-                                              "where": ""}, "id": response["id"]})
+                                              "where": ""}, "id": rid})
         write_frame(resp_fd, payload)
 
 

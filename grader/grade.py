@@ -51,11 +51,12 @@ def grade(submission: Path, out: Path, gpu: str = "auto", time_limit: float = 30
     if gpu == "require" and not cuda:
         print("error: --gpu require, but CUDA is not available here; no report written", file=sys.stderr)
         return 2
-    located = locate(submission)
+    located = locate(submission, problems or PROBLEMS)
     folder = located.folder or Path(tempfile.mkdtemp(prefix="grader-empty-"))
     uses_cuda = cuda and gpu != "skip"
     limits = Limits(time_per_test=time_limit, memory_bytes=None if uses_cuda else Limits.memory_bytes)
     sandbox = Sandbox(folder, limits, hide=(Path(out).resolve().parent,))
+    sandbox.prewarm()
     try:
         plugin = run_tests(sandbox, gpu, cuda, time_limit, quiet, problems)
     except RuntimeError as e:
@@ -67,6 +68,8 @@ def grade(submission: Path, out: Path, gpu: str = "auto", time_limit: float = 30
             if path:
                 shutil.rmtree(path, ignore_errors=True)
     notes = located.notes + [f"sandbox: {sandbox.isolation.describe()}"]
+    if problems:
+        notes.append(f"graded only: {', '.join(problems)}")
     results = build_results(list(plugin.facts.values()), time.monotonic() - start, notes, gpu)
     write_atomically(results, out)
     print(render_table(results))

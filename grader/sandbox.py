@@ -13,6 +13,7 @@ Always: rlimits on address space, CPU time, file size, open files and processes;
 deadline per test; stdout/stderr go to a capped log file, never to the protocol pipe.
 """
 
+import ctypes
 import dataclasses
 import json
 import os
@@ -34,7 +35,7 @@ from tests.seam.layout import PROBLEMS
 from tests.seam.probes import PROBLEM_OF
 
 WORKER = Path(__file__).with_name("_worker.py")
-MAX_FRAME = 512 << 20
+MAX_FRAME = 64 << 20  # the largest message either side accepts (legit results are far smaller)
 GIB = 1 << 30
 WORKER_UID = 64999  # an otherwise unused uid: killing "all its processes" hits only the sandbox
 
@@ -74,7 +75,9 @@ class Isolation:
 
     @staticmethod
     def _unshare_flags(user_ns: bool) -> list[str]:
-        flags = ["unshare", "--net", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc"]
+        # (no --kill-child: it sometimes fails in util-linux with "sigprocmask unblock failed";
+        # the worker sets its own parent-death signal, and _kill kills the namespace's init)
+        flags = ["unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc"]
         return flags + (["--user", "--map-root-user"] if user_ns else [])
 
     def command_prefix(self) -> list[str]:
@@ -87,6 +90,11 @@ class Isolation:
         if self.uid is not None:
             return f"separate process as uid {self.uid}; no network isolation"
         return "separate process with rlimits only (grader not root, no user namespaces)"
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL it if the grader dies (PR_SET_PDEATHSIG)."""
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)
 
 
 def _exposures(uid: int | None) -> list[tuple[str, list[str]]]:
@@ -131,7 +139,7 @@ class Sandbox(Impl):
         self.proc: subprocess.Popen | None = None
         self.starts = 0
         self.broken: dict[str, str] = {}     # problem -> why (its module kills the worker)
-        self.timeouts: dict[str, int] = {}   # target -> count
+        self.strikes: dict[str, list[str]] = {}  # target -> how its calls hung or crashed
         self._touched: set[str] = set()      # problems called successfully in this worker
         if self.isolation.uid is not None and not self.isolation.namespaces:
             for d in ("reference", "tests"):
@@ -139,7 +147,17 @@ class Sandbox(Impl):
                     os.chmod(ROOT / d, 0o700)
 
     # -- lifecycle ---------------------------------------------------------------------
+    def prewarm(self) -> None:
+        """Start a worker now (it imports torch while pytest collects); the first call awaits it."""
+        if self.proc is None:
+            self._spawn()
+
     def _start(self) -> None:
+        if self.proc is None:
+            self._spawn()
+        self._await_ready()
+
+    def _spawn(self) -> None:
         self.starts += 1
         run = self.root / f"run{self.starts}"
         lib, sub, work, stage = run / "lib", run / "submission", run / "work", run / "stage"
@@ -161,7 +179,7 @@ class Sandbox(Impl):
                "namespaces": self.isolation.namespaces, "uid": uid,
                "hide": self.hide, "expose": _exposures(uid) if self.isolation.namespaces else [],
                "readonly": [str(ROOT)] if self.isolation.user_ns else [],
-               "threads": self.limits.threads,
+               "threads": self.limits.threads, "max_frame": MAX_FRAME,
                "limits": {"memory_bytes": self.limits.memory_bytes,
                           "cpu_seconds": self.limits.cpu_seconds,
                           "file_bytes": self.limits.file_bytes,
@@ -174,26 +192,42 @@ class Sandbox(Impl):
             cmd = self.isolation.command_prefix() + [sys.executable, "-I", str(WORKER), json.dumps(cfg)]
             self.proc = subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, close_fds=True,
-                pass_fds=(req_r, resp_w), start_new_session=True)
+                pass_fds=(req_r, resp_w), start_new_session=True, preexec_fn=_die_with_parent)
         os.close(req_r)
         os.close(resp_w)
         self._touched = set()
+        self._ready = False
+
+    def _await_ready(self) -> None:
+        if self._ready:
+            return
         hello = self._read(time.monotonic() + self.limits.startup, "starting")
         if hello != {"ready": True}:
             self._kill()
             raise SandboxFailure(f"the worker did not start: {self._log_tail()}")
+        self._ready = True
 
     def _kill(self) -> None:
         if self.proc is None:
             return
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
+        if self.isolation.namespaces:
+            # Kill the namespace's init (unshare's child): the kernel kills everything else in
+            # the PID namespace, and unshare, left alive, reaps it and exits; no zombies.
+            for child in self._children(self.proc.pid):
+                self._signal(child)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
         for fd in (self._req_w, self._resp_r):
             try:
                 os.close(fd)
@@ -202,6 +236,20 @@ class Sandbox(Impl):
         if self.isolation.uid is not None and not self.isolation.namespaces:
             self._kill_uid()  # processes that left the group (setsid) die too
         self.proc = None
+
+    @staticmethod
+    def _children(pid: int) -> list[int]:
+        try:
+            return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        except (OSError, ValueError):
+            return []
+
+    @staticmethod
+    def _signal(pid: int) -> None:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
     def _kill_uid(self) -> None:
         uid = self.isolation.uid
@@ -286,13 +334,13 @@ class Sandbox(Impl):
         problem = self._problem_of(target)
         if problem in self.broken:
             raise SandboxFailure(self.broken[problem])
-        if self.timeouts.get(target, 0) >= 2:
-            raise SandboxFailure(f"{target} was not called: it timed out twice already")
+        if len(self.strikes.get(target, ())) >= 2:  # don't pay a hang or a restart again and again
+            raise SandboxFailure(f"{target} was not called again: twice already, "
+                                 f"{' / '.join(self.strikes[target])}")
         deadline = self.deadline or time.monotonic() + self.limits.time_per_test
         loading = False
         try:
-            if self.proc is None:
-                self._start()
+            self._start()
             if problem and problem not in self._touched:
                 loading = True  # import it alone first: a crash now is the module's, not the call's
                 self._write(codec.dumps({"op": "load", "target": problem, "id": "load"}))
@@ -312,7 +360,7 @@ class Sandbox(Impl):
                 self.broken[problem] = (f"{problem}.py did not finish loading within "
                                         f"{self.limits.time_per_test:g} s")
                 raise SandboxFailure(self.broken[problem]) from None
-            self.timeouts[target] = self.timeouts.get(target, 0) + 1
+            self.strikes.setdefault(target, []).append("it timed out")
             raise SandboxFailure(f"timed out after {self.limits.time_per_test:g} s in {target}; "
                                  "the worker was restarted") from None
         except (EOFError, BrokenPipeError):
@@ -321,9 +369,11 @@ class Sandbox(Impl):
             if loading:
                 self.broken[problem] = f"{problem}.py kills the worker when it is loaded: {why}"
                 raise SandboxFailure(self.broken[problem]) from None
+            self.strikes.setdefault(target, []).append(why.split(";")[0])
             raise SandboxFailure(f"{target}: {why}; the worker was restarted") from None
         if type(response) is dict and response.get("raised", {}).get("type") == "MemoryError":
             self._kill()  # a process that ran out of memory may be in any state
+            self.strikes.setdefault(target, []).append("it ran out of memory")
             raise SandboxFailure(f"{target} ran out of memory (limit {self.limits.describe_memory()}); "
                                  "the worker was restarted")
         return response

@@ -54,7 +54,8 @@ def _unzip(path: Path) -> tuple[Path | None, str]:
         return None, f"{path.name} is not a readable zip file ({e})"
 
 
-def locate(path: Path) -> Located:
+def locate(path: Path, problems=PROBLEMS) -> Located:
+    """Where the modules are, and notes about what is missing (among ``problems``)."""
     path = Path(path)
     cleanup = None
     if path.is_file() and path.suffix == ".zip":
@@ -73,7 +74,7 @@ def locate(path: Path) -> Located:
     if depth:
         notes.append(f"found the modules in {folder.relative_to(path)}/ ({depth} level(s) down); "
                      "graded from there")
-    missing = [f"{p}.py" for p in PROBLEMS if not (folder / f"{p}.py").is_file()]
+    missing = [f"{p}.py" for p in problems if not (folder / f"{p}.py").is_file()]
     if missing:
         notes.append(f"missing: {', '.join(missing)} (those problems score 0). {EXPECTED_LAYOUT}")
     return Located(folder, notes, cleanup)

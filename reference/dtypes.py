@@ -192,6 +192,7 @@ def round_to(x: Float[Tensor, "*shape"], fmt: FloatFormat) -> Float[Tensor, "*sh
         raise ValueError(f"{fmt.name} does not fit in float32, its values cannot be returned as float32")
     if not isinstance(x, torch.Tensor) or x.dtype not in (torch.float32, torch.float64):
         raise ValueError(f"x must be a float32 or float64 tensor, got {getattr(x, 'dtype', type(x))}")
+    x = x.detach()  # we only read values and bits
 
     if x.dtype == torch.float32:
         if fmt == FP32:
@@ -239,7 +240,7 @@ def nvfp4_quantize(
     For each block of block_size consecutive elements:
         amax  = max |x| over the block
         scale = round_to(amax / 6, FP8_E4M3)        (the scale is stored in E4M3)
-        if scale == 0: scale = 1.0                   (all-zero block, or amax/6 below 2**-9)
+        if scale == 0: scale = 1.0                   (all-zero block, or amax/6 <= 2**-10)
         values = round_to(x_block / scale, FP4_E2M1) (E2M1 saturates at ±6)
     A NaN in a block makes that block's scale and values NaN.
     ValueError if block_size < 1, n % block_size != 0, x is not 1-D or not float32/float64.

@@ -122,12 +122,15 @@ def view_strides(shape: Sequence[int], strides: Sequence[int], new_shape: Sequen
     2. PyTorch's stride rule (computeStride in ATen/TensorUtils.cpp), not "is it contiguous":
        - 0-d x: every dim of the new shape gets stride 1.
        - numel == 0: the old strides if new_shape == shape, else contiguous_strides(new_shape).
-       - otherwise split the old dims (right to left) into chunks of dims that are contiguous
-         with each other (strides[d] == shape[d+1] * strides[d+1]; size-1 dims never break a
-         chunk). The new dims (right to left, size-1 new dims may join any chunk) must group
-         into chunks with the same element counts; each new chunk gets row-major strides
-         starting from the stride of the innermost old dim of its chunk. If the grouping
-         fails, return None (PyTorch raises "view size is not compatible ...").
+       - otherwise walk the old dims right to left, grouping them into chunks: old dim d-1
+         joins the chunk of dim d if shape[d-1] == 1 or strides[d-1] == (product of the
+         chunk's sizes so far) * base, where base is the stride of the chunk's innermost
+         (rightmost) dim. When a chunk closes (at d == 0 or when dim d-1 does not join), take
+         new dims right to left while their product is still below the chunk's numel (plus
+         any size-1 new dims that follow), giving each the stride base * (product of the new
+         dims already taken in this chunk); their product must equal the chunk's numel.
+         All new dims must be used up at the end. If either check fails, return None
+         (PyTorch raises "view size is not compatible with input tensor's size and stride").
 
     Examples (notes 004): x = (3, 4), strides (4, 1): view_strides(x, (4, 3)) == (3, 1);
     t = x.T = (4, 3), strides (1, 4): view_strides(t, (-1,)) is None; view_strides(t, (2, 2, 3))

@@ -1,0 +1,174 @@
+"""Problem 2 · dtypes — floating-point formats: their limits, rounding into them, and NVFP4 blocks.
+
+Handout: assignment/handout.md, section "2. dtypes". Notes: seeds 000 (FP16 vs BF16, 1e-8
+underflows in fp16), 001 (bf16 range, FP8 E4M3/E5M2 ~±448, the NVFP4 value grid and why its
+cost is not 0.5 byte/value), 004 (torch.finfo table, 70000 -> inf / 70144, 1 + 0.001 == 1 in bf16).
+
+A format has 1 sign bit, E exponent bits and M mantissa bits; bias = 2**(E-1) - 1.
+A normal number is (-1)**s * 1.m * 2**(e - bias) with 1 <= e; e == 0 gives the subnormals
+(-1)**s * 0.m * 2**(1 - bias), which share the spacing of the smallest binade. The top
+exponent code (all ones) depends on the flags:
+  has_inf (IEEE style: fp32, fp16, bf16, E5M2): all-ones exponent = inf (m == 0) or NaN;
+      the largest exponent of a number is 2**E - 2 - bias; max = (2 - 2**-M) * 2**emax.
+  no inf, has_nan ("fn" style: E4M3): the all-ones exponent holds numbers too, except the
+      all-ones mantissa, which is NaN; emax = 2**E - 1 - bias; max = (2 - 2**(1-M)) * 2**emax.
+  no inf, no NaN (E2M1): every code is a number; emax = 2**E - 1 - bias;
+      max = (2 - 2**-M) * 2**emax.
+"""
+
+from dataclasses import dataclass
+
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+
+@dataclass(frozen=True)
+class FloatFormat:
+    """A binary floating-point format: 1 sign bit + exponent_bits + mantissa_bits."""
+
+    name: str
+    exponent_bits: int
+    mantissa_bits: int
+    has_inf: bool
+    has_nan: bool
+
+
+FP32 = FloatFormat("fp32", 8, 23, has_inf=True, has_nan=True)
+FP16 = FloatFormat("fp16", 5, 10, has_inf=True, has_nan=True)
+BF16 = FloatFormat("bf16", 8, 7, has_inf=True, has_nan=True)
+FP8_E4M3 = FloatFormat("fp8_e4m3", 4, 3, has_inf=False, has_nan=True)  # "fn": NaN only at S.1111.111, max 448
+FP8_E5M2 = FloatFormat("fp8_e5m2", 5, 2, has_inf=True, has_nan=True)
+FP4_E2M1 = FloatFormat("fp4_e2m1", 2, 1, has_inf=False, has_nan=False)  # no inf/NaN, max 6
+
+# The torch dtype of each format, where torch has one (useful to check your answers).
+TORCH_DTYPES: dict[str, torch.dtype] = {
+    "fp32": torch.float32,
+    "fp16": torch.float16,
+    "bf16": torch.bfloat16,
+    "fp8_e4m3": torch.float8_e4m3fn,
+    "fp8_e5m2": torch.float8_e5m2,
+}
+
+
+# ----------------------------------------------------------------------------- the API
+
+
+def bits(fmt: FloatFormat) -> int:
+    """Total bits of one value: 1 (sign) + exponent_bits + mantissa_bits.
+
+    Oracle: torch.finfo(dtype).bits. Example: bits(BF16) == 16, bits(FP4_E2M1) == 4.
+    A fmt that is not a valid FloatFormat raises ValueError.
+    """
+    raise NotImplementedError
+
+
+def max_value(fmt: FloatFormat) -> float:
+    """Largest finite value, as a float (formula per has_inf/has_nan in the module docstring).
+
+    Oracle: torch.finfo(dtype).max. Examples (notes 001/004): FP16 65504.0, BF16 about 3.39e38,
+    FP8_E4M3 448.0, FP8_E5M2 57344.0, FP4_E2M1 6.0.
+    """
+    raise NotImplementedError
+
+
+def eps(fmt: FloatFormat) -> float:
+    """Machine epsilon: the gap between 1.0 and the next value, 2**-mantissa_bits (float).
+
+    Oracle: torch.finfo(dtype).eps. Examples (notes 004): FP16 0.0009765625 (9.8e-04),
+    BF16 0.0078125 (7.8e-03), which is why 1 + 0.001 rounds back to 1 in bf16.
+    """
+    raise NotImplementedError
+
+
+def smallest_normal(fmt: FloatFormat) -> float:
+    """Smallest positive normal value, 2**(1 - bias) (float).
+
+    Oracle: torch.finfo(dtype).smallest_normal (= .tiny). Examples: FP16 6.103515625e-05,
+    FP8_E4M3 0.015625, FP4_E2M1 1.0.
+    """
+    raise NotImplementedError
+
+
+def smallest_subnormal(fmt: FloatFormat) -> float:
+    """Smallest positive (subnormal) value, 2**(1 - bias - mantissa_bits) (float).
+
+    Examples: FP32 2**-149 (about 1.4e-45), FP16 2**-24 (about 6e-08, so fp16 turns 1e-8 into
+    0), FP8_E4M3 2**-9, FP4_E2M1 0.5.
+    """
+    raise NotImplementedError
+
+
+def round_to(x: Float[Tensor, "*shape"], fmt: FloatFormat) -> Float[Tensor, "*shape"]:
+    """The value each element of x takes when stored in `fmt`, returned as a new float32 tensor
+    of the same shape. Equals x.to(TORCH_DTYPES[fmt.name]).float() on the CPU bit for bit for
+    FP16, BF16, FP8_E4M3, FP8_E5M2 (and x.float() for FP32). Do NOT call the torch cast to a
+    narrow dtype; use integer/float arithmetic (bit manipulation, or frexp + round).
+
+    Rules:
+    - x must be a float32 or float64 tensor, anything else raises ValueError; fmt must fit in
+      float32 (exponent_bits <= 8, mantissa_bits <= 23, and has_inf if exponent_bits == 8).
+    - float64 input is first rounded to float32 (round to nearest, ties to even, overflow to
+      inf), then to fmt, exactly as PyTorch does (double rounding included).
+    - Round to the nearest representable value, ties to even, subnormals included (their
+      spacing is smallest_subnormal). Signs are kept, so values that underflow become ±0.0.
+    - Beyond max_value(fmt): formats with inf give ±inf (IEEE: |x| >= max + half a step
+      overflows); formats without inf saturate to ±max_value, ±inf inputs included
+      (FP8_E4M3 -> ±448, FP4_E2M1 -> ±6), as PyTorch's CPU cast does for E4M3.
+    - NaN stays NaN (also for FP4_E2M1, which has no NaN code). Bit pattern (float32, s = the
+      input's sign), matching PyTorch's vectorised CPU cast: FP32 keeps the payload (a float64
+      NaN is quieted, its top 22 payload bits kept); FP16: the float32 payload quieted
+      (| 0x00400000) and cut to 10 bits (& 0xFFFFE000); BF16: always 0xFFFF0000; FP8_E4M3:
+      s | 0x7FF00000; FP8_E5M2: s | 0x7FE00000; FP4_E2M1: s | 0x7FC00000.
+
+    Examples (notes 000/004): fp16: 1e-8 -> 0.0, 70000 -> inf; bf16: 70000 -> 70144.0,
+    1e-8 -> 1.00117e-08 (kept), 1.001 -> 1.0; E4M3: 500 -> 448.0; E2M1: 2.6 -> 3.0, 2.5 -> 2.0.
+    """
+    raise NotImplementedError
+
+
+def nvfp4_quantize(
+    x: Float[Tensor, "n"], block_size: int = 16
+) -> tuple[Float[Tensor, "n"], Float[Tensor, "n_blocks"]]:
+    """NVFP4-style block quantization of a 1-D tensor. Returns (values, scales), both float32:
+    values of shape (n,) on the FP4_E2M1 grid {0, ±0.5, ±1, ±1.5, ±2, ±3, ±4, ±6}, and one
+    scale per block, shape (n // block_size,).
+
+    x (float32 or float64, 1-D) is first rounded to float32; all arithmetic is float32.
+    For each block of block_size consecutive elements:
+        amax  = max |x| over the block
+        scale = round_to(amax / 6, FP8_E4M3)        (the scale is stored in E4M3)
+        if scale == 0: scale = 1.0                   (all-zero block, or amax/6 <= 2**-10)
+        values = round_to(x_block / scale, FP4_E2M1) (E2M1 saturates at ±6)
+    A NaN in a block makes that block's scale and values NaN.
+    ValueError if block_size < 1, n % block_size != 0, x is not 1-D or not float32/float64.
+
+    Example: x = [0, 1, 2, 3] * 4 (16 values): amax 3, scale = round_to(0.5, E4M3) = 0.5,
+    values = [0, 2, 4, 6] * 4, scales = [0.5]; dequantized exactly.
+    """
+    raise NotImplementedError
+
+
+def nvfp4_dequantize(
+    values: Float[Tensor, "n"], scales: Float[Tensor, "n_blocks"], block_size: int = 16
+) -> Float[Tensor, "n"]:
+    """Undo nvfp4_quantize: element i is values[i] * scales[i // block_size], float32, shape (n,).
+
+    values and scales are 1-D float32 (or float64, first rounded to float32).
+    ValueError if block_size < 1 or len(values) != len(scales) * block_size.
+
+    Example: nvfp4_dequantize(*nvfp4_quantize(x)) == x for x = [0, 1, 2, 3] * 4.
+    """
+    raise NotImplementedError
+
+
+def nvfp4_bytes(numel: int, block_size: int = 16) -> float:
+    """Storage of numel values in NVFP4, in bytes (float): half a byte per 4-bit value plus one
+    byte (an E4M3 scale) per block, with ceil(numel / block_size) blocks:
+        0.5 * numel + ceil(numel / block_size)
+    ValueError if numel < 0 or block_size < 1.
+
+    Example (notes 001: the cost is not 0.5 byte/value): nvfp4_bytes(16) == 9.0, i.e. 4.5 bits
+    per value; a 4096 x 4096 matrix takes 8_388_608 + 1_048_576 = 9_437_184.0 bytes.
+    """
+    raise NotImplementedError

@@ -1,0 +1,250 @@
+"""Problem 3 · flops (hidden): PyTorch's own FLOP counter on real forward/backward passes, and
+seeded random cases against the reference.
+
+The oracle is ``torch.utils.flop_counter.FlopCounterMode``: it counts the FLOPs of every matrix
+product PyTorch actually dispatches (2 per multiply-add), forward and backward. Tensors live on
+the meta device, so shapes are real but nothing is computed: large shapes cost nothing.
+"""
+
+import contextlib
+import math
+import random
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
+
+from tests.public.test_flops import config
+from tests.seam.checks import call_text, expect_equal
+
+PARTS = ("attn_proj", "attn_scores", "ffn", "lm_head")
+
+
+def agree(impl, ref, target, calls, rtol=0.0):
+    """impl gives what ref gives on every call (exact types; floats within rtol)."""
+    got, want = impl.map(target, calls), ref.map(target, calls)
+    for args, g, w in zip(calls, got, want):
+        assert not isinstance(w, Exception), f"reference failed on {call_text(target, args)}: {w}"
+        if isinstance(g, Exception):
+            expect_equal(f"{type(g).__name__}: {g}", w, call_text(target, args))
+        expect_equal(g, w, call_text(target, args), rtol=rtol)
+
+
+def outcome(got):
+    """What a call did, for bad-input checks: "ValueError", another exception with its message,
+    or the value it returned."""
+    if isinstance(got, ValueError):
+        return "ValueError"
+    return f"{type(got).__name__}: {got}" if isinstance(got, Exception) else got
+
+
+def counted(fn) -> int:
+    with FlopCounterMode(display=False) as counter:
+        fn()
+    return counter.get_total_flops()
+
+
+class SwiGLUTransformer(nn.Module):
+    """The architecture transformer_forward_flops counts, from PyTorch parts: pre-norm blocks with
+    causal multi-head attention (W_Q, W_K, W_V, W_O; QKᵀ and AV as batched matmuls) and a SwiGLU
+    FFN (three d×d_ff matrices), a final norm and an untied lm_head. Its only matrix products are
+    the ones the formula counts; embedding, norms, softmax, SiLU and residual adds do no matmul."""
+
+    def __init__(self, vocab_size, num_layers, d_model, num_heads, d_ff):
+        super().__init__()
+        self.heads = num_heads
+        self.embed = nn.Embedding(vocab_size, d_model)
+        self.blocks = nn.ModuleList()
+        for _ in range(num_layers):
+            b = nn.Module()
+            b.norm1, b.norm2 = nn.RMSNorm(d_model), nn.RMSNorm(d_model)
+            b.wq, b.wk, b.wv, b.wo = (nn.Linear(d_model, d_model, bias=False) for _ in range(4))
+            b.w1, b.w3 = nn.Linear(d_model, d_ff, bias=False), nn.Linear(d_model, d_ff, bias=False)
+            b.w2 = nn.Linear(d_ff, d_model, bias=False)
+            self.blocks.append(b)
+        self.final_norm = nn.RMSNorm(d_model)
+        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
+
+    def forward(self, tokens, tally: dict):
+        """Logits for ``tokens`` (batch, T); ``tally[part]`` accumulates the FLOPs PyTorch counts
+        inside each part (a FlopCounterMode per part, nested in the caller's)."""
+
+        @contextlib.contextmanager
+        def part(name):
+            with FlopCounterMode(display=False) as counter:
+                yield
+            tally[name] = tally.get(name, 0) + counter.get_total_flops()
+
+        x = self.embed(tokens)
+        bsz, T, d = x.shape
+        dh = d // self.heads
+        mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
+        for b in self.blocks:
+            h = b.norm1(x)
+            with part("attn_proj"):
+                q, k, v = b.wq(h), b.wk(h), b.wv(h)
+            q, k, v = (t.view(bsz, T, self.heads, dh).transpose(1, 2) for t in (q, k, v))
+            with part("attn_scores"):
+                scores = q @ k.transpose(-1, -2)
+            att = (scores / math.sqrt(dh)).masked_fill(~mask, float("-inf")).softmax(dim=-1)
+            with part("attn_scores"):
+                o = att @ v
+            o = o.transpose(1, 2).reshape(bsz, T, d)
+            with part("attn_proj"):
+                x = x + b.wo(o)
+            h = b.norm2(x)
+            with part("ffn"):
+                x = x + b.w2(F.silu(b.w1(h)) * b.w3(h))
+        x = self.final_norm(x)
+        with part("lm_head"):
+            return self.lm_head(x)
+
+
+def torch_forward_flops(cfg, seq_len: int) -> dict:
+    """FlopCounterMode's count of one real forward pass (batch 1) of the model, per part."""
+    fields = cfg.fields
+    with torch.device("meta"):
+        model = SwiGLUTransformer(fields["vocab_size"], fields["num_layers"], fields["d_model"],
+                                  fields["num_heads"], fields["d_ff"])
+        tokens = torch.zeros(1, seq_len, dtype=torch.long)
+        tally: dict = {}
+        with FlopCounterMode(display=False) as whole:
+            model(tokens, tally)
+    out = {p: tally.get(p, 0) for p in PARTS}
+    # every matmul of the forward pass sits in one of the four parts: nothing uncounted
+    assert whole.get_total_flops() == sum(out.values()), "oracle model does matmuls outside the parts"
+    out["total"] = whole.get_total_flops()
+    return out
+
+
+def small_configs(seed: int, n: int):
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        heads = rng.randint(1, 6)
+        cfg = config(rng.randint(2, 500), rng.randint(1, 64), rng.randint(1, 3), heads * rng.randint(1, 12),
+                     heads, rng.randint(1, 96))
+        out.append((cfg, rng.randint(1, 80)))  # seq_len may exceed context_length (the notes do)
+    return out
+
+
+def random_configs(seed: int, n: int):
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        heads = rng.randint(1, 128)
+        cfg = config(rng.randint(2, 300_000), rng.choice([1, 128, 2048, 131072]), rng.randint(1, 200),
+                     heads * rng.randint(1, 512), heads, rng.randint(1, 100_000))
+        out.append((cfg, rng.choice([1, 2, 7, 512, 1024, 4096, 16384, 131072, rng.randint(1, 10**6)])))
+    return out
+
+
+@pytest.mark.points(1)
+def test_matmul_flops_match_flop_counter(impl):
+    """matmul_flops equals PyTorch's FlopCounterMode on real (m×k) @ (k×n) products, empty ones too"""
+    rng = random.Random(301)
+    calls = [(rng.choice([0, 1, rng.randint(1, 64), rng.randint(1, 20_000)]),
+              rng.choice([0, 1, rng.randint(1, 64), rng.randint(1, 20_000)]),
+              rng.choice([0, 1, rng.randint(1, 64), rng.randint(1, 20_000)])) for _ in range(80)]
+    got = impl.map("flops.matmul_flops", calls)
+    with torch.device("meta"):
+        for (m, k, n), g in zip(calls, got):
+            want = counted(lambda: torch.empty(m, k) @ torch.empty(k, n))
+            expect_equal(g, want, call_text("flops.matmul_flops", (m, k, n)),
+                         note="oracle: torch.utils.flop_counter.FlopCounterMode")
+
+
+@pytest.mark.points(2)
+def test_linear_flops_match_autograd(impl):
+    """linear_flops equals FlopCounterMode on a real Linear's forward and each backward product"""
+    rng = random.Random(302)
+    calls = [(rng.randint(1, 5000), rng.randint(1, 5000), rng.randint(1, 5000)) for _ in range(40)]
+    calls += [(1, 1, 1), (100, 256, 512), (3, 1, 4096)]
+    got = impl.map("flops.linear_flops", calls)
+    for (tokens, d_in, d_out), g in zip(calls, got):
+        with torch.device("meta"):
+            x, w, dy = torch.empty(tokens, d_in), torch.empty(d_out, d_in), torch.empty(tokens, d_out)
+            forward = counted(lambda: F.linear(x, w))
+            # only X needs a gradient: forward + dX = dY @ W; only W: forward + dW = dYᵀ @ X
+            with_dx = counted(lambda: F.linear(x.requires_grad_(), w).backward(dy))
+            x.requires_grad_(False)
+            with_dw = counted(lambda: F.linear(x, w.requires_grad_()).backward(dy))
+            w.requires_grad_(False)
+            both = counted(lambda: F.linear(x.requires_grad_(), w.requires_grad_()).backward(dy))
+        want = {"forward": forward, "backward_input": with_dx - forward, "backward_weight": with_dw - forward,
+                "total": both}
+        expect_equal(g, want, call_text("flops.linear_flops", (tokens, d_in, d_out)),
+                     note="oracle: FlopCounterMode on a forward + backward pass of F.linear")
+
+
+@pytest.mark.points(3)
+def test_transformer_forward_matches_real_model(impl):
+    """transformer_forward_flops equals FlopCounterMode on a real SwiGLU transformer's forward pass, term by term"""
+    cases = small_configs(303, 14)
+    cases += [(config(11, 4, 1, 6, 3, 5), 1), (config(50, 8, 2, 16, 1, 40), 33), (config(97, 2, 3, 24, 8, 7), 64)]
+    got = impl.map("flops.transformer_forward_flops", cases)
+    for (cfg, T), g in zip(cases, got):
+        want = torch_forward_flops(cfg, T)
+        expect_equal(g, want, call_text("flops.transformer_forward_flops", (cfg, T)),
+                     note="oracle: FlopCounterMode on a forward pass of a SwiGLU transformer of that shape")
+
+
+@pytest.mark.points(2)
+def test_counts_random(impl, ref):
+    """matmul_flops, linear_flops and transformer_forward_flops equal the reference exactly on large random shapes"""
+    rng = random.Random(304)
+    agree(impl, ref, "flops.matmul_flops",
+          [tuple(rng.randint(0, 10**rng.randint(1, 7)) for _ in range(3)) for _ in range(400)])
+    agree(impl, ref, "flops.linear_flops",
+          [tuple(rng.randint(1, 10**rng.randint(1, 7)) for _ in range(3)) for _ in range(400)])
+    agree(impl, ref, "flops.transformer_forward_flops", random_configs(305, 400))
+
+
+@pytest.mark.points(2)
+def test_training_compute_and_time_random(impl, ref):
+    """training_flops = 6·N·D and training_seconds equal the reference (rtol 1e-12) on random runs"""
+    rng = random.Random(306)
+    calls = []
+    for _ in range(300):
+        n = rng.choice([rng.randint(0, 10**12), 10 ** rng.uniform(5, 13)])
+        d = rng.choice([rng.randint(0, 10**13), 10 ** rng.uniform(6, 14)])
+        calls.append((n, d))
+    agree(impl, ref, "flops.training_flops", calls, rtol=1e-12)
+    calls = [(10 ** rng.uniform(15, 26), rng.randint(1, 100_000), rng.choice([19.5e12, 312e12, 989e12, 2.25e15]),
+              rng.choice([1.0, 0.5, rng.uniform(0.01, 1.0)])) for _ in range(300)]
+    calls += [(0.0, 1, 1e12, 0.3), (6.3e24, 1024, 989e12, 0.5), (10**20, 3, 10**15, 1)]
+    agree(impl, ref, "flops.training_seconds", calls, rtol=1e-12)
+    # consistency: 6·N·D is the total of linear_flops for a layer of N = d_in·d_out parameters
+    for tokens, d_in, d_out in [(100, 256, 512), (4096, 4096, 11008), (7, 3, 5)]:
+        total = impl.flops.linear_flops(tokens, d_in, d_out)["total"]
+        expect_equal(impl.flops.training_flops(d_in * d_out, tokens), float(total),
+                     f"training_flops({d_in * d_out}, {tokens}) vs linear_flops({tokens}, {d_in}, {d_out})['total']",
+                     rtol=1e-12)
+
+
+@pytest.mark.points(1)
+def test_bad_input(impl):
+    """negative sizes, bad configs, seq_len 0, no GPUs and an MFU outside (0, 1] raise ValueError; neighbours work"""
+    good = config(100, 16, 2, 32, 4, 64)
+    bad = [("matmul_flops", (-1, 2, 3)), ("matmul_flops", (2, 3, -4)), ("linear_flops", (10, -1, 3)),
+           ("linear_flops", (-5, 2, 2)),
+           ("transformer_forward_flops", (config(100, 16, 2, 30, 4, 64), 16)),
+           ("transformer_forward_flops", (config(100, 16, 0, 32, 4, 64), 16)),
+           ("transformer_forward_flops", (good, 0)), ("transformer_forward_flops", (good, -3)),
+           ("training_flops", (-1.0, 1e9)), ("training_flops", (1e9, float("inf"))),
+           ("training_seconds", (-1.0, 8, 989e12, 0.5)), ("training_seconds", (1e20, 0, 989e12, 0.5)),
+           ("training_seconds", (1e20, 8, 0.0, 0.5)), ("training_seconds", (1e20, 8, 989e12, 0.0)),
+           ("training_seconds", (1e20, 8, 989e12, 1.01))]
+    for name, args in bad:
+        got = impl.map(f"flops.{name}", [args])[0]
+        expect_equal(outcome(got), "ValueError", call_text(f"flops.{name}", args))
+    expect_equal(impl.flops.matmul_flops(0, 2, 3), 0, "matmul_flops(0, 2, 3)")
+    expect_equal(impl.flops.linear_flops(10, 1, 3)["total"], 180, "linear_flops(10, 1, 3)['total']")
+    expect_equal(impl.flops.transformer_forward_flops(good, 1)["lm_head"], 2 * 100 * 32,
+                 "transformer_forward_flops(good, 1)['lm_head']")
+    expect_equal(impl.flops.training_flops(0, 1e9), 0.0, "training_flops(0, 1e9)")
+    expect_equal(impl.flops.training_seconds(1e20, 8, 1e14, 1.0), 1e20 / 8e14,
+                 "training_seconds(1e20, 8, 1e14, 1.0)", rtol=1e-12)
+    expect_equal(impl.flops.training_seconds(0.0, 1, 1e12, 0.3), 0.0, "training_seconds(0.0, 1, 1e12, 0.3)")

@@ -1,0 +1,338 @@
+"""Problem 8 · optim (hidden): AdamW against torch.optim.AdamW (the oracle, run here on the same
+gradients) over hundreds of steps and several parameter groups, its state, its validation;
+optimizer_state_bytes and memory_by_stage against counts made here from torch's own optimizers;
+and, on a CUDA runner, the allocator's view of the three stages."""
+
+import random
+
+import pytest
+import torch
+
+from tests.seam.checks import expect_equal, fail
+from tests.seam.probes.optim import (OPTIMIZER_KINDS, build_memory_model, make_optimizer, memory_inputs,
+                                     run_adamw, run_closure, run_state_model)
+
+# Trajectory tolerance. AdamW's parameters drift by float32 round-off, about one ulp of |p| per
+# step whatever grouping of the formula is used (torch's own code is not associative-exact).
+# Measured here: the textbook formula (m_hat = m / (1 - b1^t), v_hat = v / (1 - b2^t),
+# p -= lr * m_hat / (sqrt(v_hat) + eps)) and a float64-internal version rounded to float32 differ
+# from torch.optim.AdamW by at most 5.1e-6 * (1 + |p|) over 200 steps at lr <= 5e-2 (10 seeds of
+# the SPEC below). rtol 1e-4 with atol 1e-5 leaves a factor >= 10 for any correct grouping. The
+# bugs this must see are far larger: no bias correction (the first update is 10x too large),
+# L2 decay added to the gradient, decay applied after the update (off by lr*wd*update per step,
+# ~1e-3 in the lr=5e-2, wd=0.5 group), a step counter shared across parameters (the late
+# parameters start with the wrong bias correction), eps inside the square root (the 1e-4-scale
+# gradient group moves 10x too slowly).
+TRAJ = dict(rtol=1e-4, atol=1e-5)
+
+
+def check_trajectory(got: dict, want: dict, spec: dict, what: str):
+    if len(got["checkpoints"]) != len(want["checkpoints"]):
+        fail(f"{what}: number of checkpoints", len(got["checkpoints"]), len(want["checkpoints"]))
+    for step, g_params, w_params in zip(spec["checkpoints"], got["checkpoints"], want["checkpoints"]):
+        for i, (g, w) in enumerate(zip(g_params, w_params)):
+            if not (isinstance(g, torch.Tensor) and g.dtype == w.dtype and g.shape == w.shape
+                    and torch.allclose(g, w, **TRAJ)):
+                err = (g.double() - w.double()).abs().max().item() if isinstance(g, torch.Tensor) \
+                    and g.shape == w.shape else float("nan")
+                fail(f"{what}: parameter {i} after step {step}", g, w,
+                     f"expected torch.optim.AdamW's value on the same gradients; max |error| {err:.3g}; "
+                     f"tolerance rtol={TRAJ['rtol']:g}, atol={TRAJ['atol']:g}")
+
+
+def groups_spec(seed: int, steps: int = 200) -> dict:
+    return {"seed": seed, "steps": steps, "checkpoints": [1, 2, 5, 20, 100, steps],
+            "defaults": {"lr": 2e-3, "weight_decay": 0.05},
+            "groups": [
+                {"shapes": [[5, 3], [7]], "hyper": {}},                                        # the defaults above
+                {"shapes": [[4, 4], [3]], "hyper": {"lr": 1e-2, "weight_decay": 0.0}},         # no decay
+                {"shapes": [[6], [2, 3]], "hyper": {"lr": 5e-2, "weight_decay": 0.5, "betas": (0.8, 0.99)},
+                 "grad_scale": 3.0},                                                           # strong decay
+                {"shapes": [[9]], "hyper": {"lr": 3e-3, "eps": 1e-6, "weight_decay": 0.1},
+                 "grad_scale": 1e-4},                                                          # eps matters
+            ]}
+
+
+@pytest.mark.points(2)
+def test_adamw_matches_torch_param_groups(impl, ref):
+    """AdamW follows torch.optim.AdamW over 200 steps: four param groups, weight decay 0 and non-zero, the defaults"""
+    specs = [groups_spec(seed) for seed in (1, 2)]
+    # all constructor defaults (lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01), plain param list
+    specs.append({"seed": 3, "steps": 200, "checkpoints": [1, 3, 200], "plain": True,
+                  "groups": [{"shapes": [[8, 2], [5], [1]]}]})
+    for spec in specs:
+        want = run_adamw(torch.optim.AdamW, spec)
+        assert all(torch.equal(a, b) for ga, gb in zip(ref.probes.adamw_run(spec)["checkpoints"],
+                                                        want["checkpoints"]) for a, b in zip(ga, gb)), \
+            "reference != torch.optim.AdamW"
+        what = ("AdamW(params) with all defaults" if spec.get("plain")
+                else f"AdamW(4 groups, defaults lr=2e-3, weight_decay=0.05), seed {spec['seed']}")
+        check_trajectory(impl.probes.adamw_run(spec), want, spec, what)
+
+
+def missing_grads_spec(seed: int) -> dict:
+    return {"seed": seed, "steps": 120, "checkpoints": [1, 4, 8, 30, 120],
+            "groups": [
+                {"shapes": [[3, 3], [4]], "hyper": {"lr": 1e-2}, "none_prob": 0.4, "late": 6},
+                {"shapes": [[5], [2, 2], [6]], "hyper": {"lr": 2e-2, "weight_decay": 0.2}, "none_prob": 0.25,
+                 "late": 3},
+                {"shapes": [[4]], "hyper": {"weight_decay": 0.0}},
+            ]}
+
+
+@pytest.mark.points(2)
+def test_adamw_skips_missing_grads(impl):
+    """parameters whose grad is None are left alone that step; each parameter counts its own steps"""
+    for seed in (4, 5, 6):
+        spec = missing_grads_spec(seed)
+        want = run_adamw(torch.optim.AdamW, spec)
+        got = impl.probes.adamw_run(spec)
+        check_trajectory(got, want, spec, f"AdamW with grads None on some steps (seed {seed})")
+        expect_equal(got["state_counts"], want["state_counts"],
+                     f"number of parameters with optimizer state before the first step and after each step (seed {seed})",
+                     note="state is created at the first step on which a parameter has a gradient")
+
+
+def state_spec() -> dict:
+    return {"seed": 7, "steps": 25, "checkpoints": [],
+            "groups": [
+                {"shapes": [[4, 3], [5]], "hyper": {"weight_decay": 0.1}},
+                {"shapes": [[6], [2, 5]], "hyper": {"lr": 1e-2}, "none_prob": 0.3, "late": 4},
+                {"shapes": [[3, 2]], "dtype": torch.float64},
+                {"shapes": [[7]], "dtype": torch.bfloat16},
+                {"shapes": [[2, 2], [3]], "late": 10**6},   # first parameter never gets a gradient
+            ]}
+
+
+@pytest.mark.points(2)
+def test_adamw_state(impl):
+    """AdamW's state per parameter is {step, exp_avg, exp_avg_sq}: the two moments in the parameter's dtype, as torch's"""
+    spec = state_spec()
+    want = run_adamw(torch.optim.AdamW, spec)["state"]
+    got = impl.probes.adamw_run(spec)["state"]
+    expect_equal(len(got), len(want), "number of parameters described")
+    for i, (g, w) in enumerate(zip(got, want)):
+        what = f"optimizer.state of parameter {i}"
+        if w is None:
+            expect_equal(g, None, f"{what} (it never had a gradient: no state)")
+            continue
+        if g is None:
+            fail(what, None, "{'step', 'exp_avg', 'exp_avg_sq'}")
+        expect_equal(sorted(g), ["exp_avg", "exp_avg_sq", "step"], f"{what}: keys")
+        step = g["step"]
+        if isinstance(step, torch.Tensor):
+            if step.numel() != 1 or step.dim() != 0:
+                fail(f"{what}['step']", step, int(w["step"]), "the step count is an int or a 0-d tensor")
+            step = int(step.item()) if float(step.item()).is_integer() else float(step.item())
+        expect_equal(step, int(w["step"]), f"{what}['step']")
+        for key in ("exp_avg", "exp_avg_sq"):
+            gt, wt = g[key], w[key]
+            if not isinstance(gt, torch.Tensor) or gt.dtype != wt.dtype or gt.shape != wt.shape:
+                fail(f"{what}['{key}'] (same shape and dtype as the parameter)", gt, wt)
+            if wt.dtype == torch.bfloat16:
+                continue  # bfloat16 moments: only shape and dtype (rounding differs by grouping)
+            # moments are averages of gradients: round-off relative to the tensor's own scale
+            scale = wt.abs().max().item()
+            if not torch.allclose(gt, wt, rtol=1e-4, atol=1e-4 * scale):
+                fail(f"{what}['{key}'] after 25 steps", gt, wt,
+                     f"expected torch.optim.AdamW's {key}; tolerance rtol=1e-4, atol=1e-4*max|{key}|")
+
+
+@pytest.mark.points(1)
+def test_adamw_lazy_state(impl):
+    """no optimizer state exists before the first step (0 bytes), and only for parameters that had a gradient"""
+    spec = {"seed": 8, "steps": 3, "checkpoints": [],
+            "groups": [{"shapes": [[3], [4]], "late": 2}, {"shapes": [[2]], "late": 10**6}]}
+    expect_equal(impl.probes.adamw_run(spec)["state_counts"], [0, 1, 1, 2],
+                 "parameters with state: before any step, after steps 1, 2, 3 "
+                 "(parameter 0 has no grad on steps 1-2, parameter 2 never)")
+    for dtype in (torch.float32, torch.bfloat16):
+        got = impl.probes.state_bytes("adamw", dtype, 0)
+        expect_equal(got["bytes"], 0, f"optimizer_state_bytes(AdamW(...)) before the first step ({dtype})")
+        expect_equal(got["state"], [None] * 5, "optimizer.state of the 5 parameters before the first step")
+
+
+@pytest.mark.points(1)
+def test_adamw_closure(impl):
+    """step(closure) evaluates the closure with grad enabled and returns its loss; step() returns None"""
+    want = run_closure(torch.optim.AdamW)
+    got = impl.probes.adamw_closure()
+    expect_equal(got["closure_return"], 5.25, "AdamW.step(closure) return value (loss = sum(p^2) at p = [1, -2, 0.5])")
+    expect_equal(got["plain_return"], None, "AdamW.step() return value")
+    expect_equal(got["after_closure"], want["after_closure"], "p after step(closure), as torch.optim.AdamW", **TRAJ)
+    expect_equal(got["after_plain"], want["after_plain"], "p after a second step()", **TRAJ)
+
+
+@pytest.mark.points(1)
+def test_adamw_validation(impl):
+    """bad lr, eps, betas or weight_decay (NaN and inf too) raise ValueError; valid edge values are kept as given"""
+    nan, inf = float("nan"), float("inf")
+    bad = [{"lr": -1e-3}, {"lr": nan}, {"lr": inf}, {"lr": -inf}, {"eps": -1e-8}, {"eps": nan},
+           {"betas": (1.0, 0.999)}, {"betas": (0.9, 1.0)}, {"betas": (-0.1, 0.999)}, {"betas": (0.9, -1e-3)},
+           {"betas": (0.9, nan)}, {"betas": (1.5, 0.5)}, {"weight_decay": -1e-2}, {"weight_decay": nan},
+           {"weight_decay": inf}]
+    good = [{}, {"lr": 0.0}, {"lr": 10.0}, {"eps": 0.0}, {"eps": 0.5}, {"betas": (0.0, 0.0)},
+            {"betas": (0.999999, 0.999999)}, {"weight_decay": 0.0}, {"weight_decay": 5.0},
+            {"lr": 7e-4, "betas": (0.5, 0.6), "eps": 1e-10, "weight_decay": 0.3}]
+    defaults = {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.01}
+    got_bad = impl.map("probes.adamw_construct", [(kw,) for kw in bad])
+    got_good = impl.map("probes.adamw_construct", [(kw,) for kw in good])
+    for kw, g in zip(good, got_good):
+        if isinstance(g, NotImplementedError):
+            raise g
+        what = f"AdamW([p], **{kw}) then param_groups[0]'s lr, betas, eps, weight_decay"
+        if isinstance(g, Exception):
+            fail(what, f"{type(g).__name__}: {g}", {**defaults, **kw})
+        expect_equal(g, {**defaults, **kw}, what)
+    for kw, g in zip(bad, got_bad):
+        got = type(g).__name__ if isinstance(g, Exception) else g
+        expect_equal(got, "ValueError", f"AdamW([p], **{kw})")
+    # a group may override the defaults
+    expect_equal(impl.probes.adamw_construct({"lr": 1e-3}, {"lr": 0.5, "weight_decay": 0.0}),
+                 {**defaults, "lr": 0.5, "weight_decay": 0.0},
+                 "AdamW([{'params': [p], 'lr': 0.5, 'weight_decay': 0.0}], lr=1e-3): the group's hyperparameters")
+
+
+# ---- optimizer_state_bytes ------------------------------------------------------------------------
+
+def tensor_bytes(obj) -> int:
+    if isinstance(obj, torch.Tensor):
+        return obj.numel() * obj.element_size()
+    if isinstance(obj, dict) and "tensor_shape" in obj:  # a probe's description of a tensor
+        return torch.Size(obj["tensor_shape"]).numel() * torch.empty((), dtype=obj["dtype"]).element_size()
+    if isinstance(obj, dict):
+        return sum(tensor_bytes(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(tensor_bytes(v) for v in obj)
+    return 0
+
+
+@pytest.mark.points(2)
+def test_optimizer_state_bytes(impl):
+    """optimizer_state_bytes equals the bytes of the state's tensors for torch's SGD, Adam, AdamW and your AdamW"""
+    for kind in OPTIMIZER_KINDS:
+        for dtype in (torch.float32, torch.bfloat16, torch.float64):
+            for steps in (0, 1, 3):
+                got = impl.probes.state_bytes(kind, dtype, steps)
+                if kind == "adamw":  # your AdamW: whatever its state holds (moments + an int or 0-d step)
+                    expected = tensor_bytes(got["state"])
+                else:
+                    _, opt = run_state_model(kind, dtype, steps)
+                    expected = tensor_bytes(list(opt.state.values()))
+                expect_equal(got["bytes"], expected, f"optimizer_state_bytes({kind} after {steps} steps, {dtype})",
+                             note="torch.optim's Adam/AdamW keep a 0-d float32 step tensor per parameter (4 bytes)"
+                             if kind.startswith("torch_adam") else "")
+
+
+# ---- memory_by_stage ------------------------------------------------------------------------------
+
+def expected_stages(param_bytes: int, optimizer_bytes: int) -> dict:
+    p = param_bytes
+    return {"created": {"params": p, "grads": 0, "optimizer": 0, "total": p},
+            "after_backward": {"params": p, "grads": p, "optimizer": 0, "total": 2 * p},
+            "after_step": {"params": p, "grads": p, "optimizer": optimizer_bytes, "total": 2 * p + optimizer_bytes}}
+
+
+def oracle_step(kind, in_dim, out_dim, layers, batch, dtype, seed):
+    """The same model, data and optimizer here: one MSE step. Returns (weights, optimizer bytes)."""
+    model = build_memory_model(in_dim, out_dim, layers, dtype, "cpu", seed)
+    opt = make_optimizer(kind, model.parameters())
+    x, y = memory_inputs(in_dim, out_dim, batch, dtype, "cpu", seed)
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    opt.step()
+    return [p.detach() for p in model.parameters()], tensor_bytes(list(opt.state.values()))
+
+
+@pytest.mark.points(2)
+def test_memory_by_stage_random(impl):
+    """memory_by_stage's ledger equals the tensors' bytes at the three stages; it takes exactly one MSE step"""
+    rng = random.Random(81)
+    for case in range(12):
+        kind = ["torch_adamw", "torch_sgd_momentum", "adamw", "torch_adam_amsgrad"][case % 4]
+        dtype = [torch.float32, torch.float32, torch.bfloat16, torch.float64][(case // 4 + case) % 4]
+        in_dim, out_dim, layers, batch = rng.randint(1, 40), rng.randint(1, 40), rng.randint(1, 3), rng.randint(1, 6)
+        seed = rng.randint(0, 10**6)
+        r = impl.probes.memory_stages(kind, in_dim, out_dim, layers, batch, dtype, seed)
+        what = (f"memory_by_stage(model={layers} x nn.Linear(bias=False) {in_dim}->{out_dim}, {dtype}, "
+                f"optimizer={kind}, batch {batch})")
+        n = in_dim * out_dim + (layers - 1) * out_dim * out_dim
+        weights, opt_bytes = oracle_step(kind, in_dim, out_dim, layers, batch, dtype, seed)
+        if kind == "adamw":
+            opt_bytes = tensor_bytes(r["state"])  # your AdamW's state, as it is
+        e = torch.empty((), dtype=dtype).element_size()
+        expect_equal(r["stages"], expected_stages(n * e, opt_bytes), what)
+        if kind != "adamw" and dtype != torch.bfloat16:
+            # one step of F.mse_loss + optimizer.step(): compare with the same step done here
+            for i, (g, w) in enumerate(zip(r["weights"], weights)):
+                expect_equal(g, w, f"{what}: layer {i} weight after the step", rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.points(1)
+def test_memory_by_stage_bad_input(impl):
+    """a target shaped unlike the model's output, or a model without parameters, raises ValueError"""
+    for y_shape in [(3, 5), (3,), (3, 4, 1), (2, 4)]:
+        got = impl.map("probes.memory_stages", [("torch_adamw", 6, 4, 1, 3, torch.float32, 0, "cpu", y_shape)])[0]
+        if isinstance(got, NotImplementedError):
+            raise got
+        got = type(got).__name__ if isinstance(got, Exception) else "no exception"
+        expect_equal(got, "ValueError", f"memory_by_stage with model output (3, 4) and y of shape {y_shape}")
+    ok = impl.probes.memory_stages("torch_adamw", 6, 4, 1, 3, torch.float32, 0, "cpu", (3, 4))
+    expect_equal(ok["stages"]["after_backward"]["total"], 2 * 24 * 4, "valid neighbour: y of shape (3, 4)")
+    got = impl.map("probes.memory_no_params", [()])[0]
+    got = type(got).__name__ if isinstance(got, Exception) else got
+    expect_equal(got, "ValueError", "memory_by_stage(nn.ReLU(), ...): a model without parameters")
+
+
+# ---- GPU --------------------------------------------------------------------------------------------
+#
+# A real model on the GPU: 3 x nn.Linear(2048, 2048, bias=False), P = 12,582,912 fp32 parameters, so
+# 4P = 48 MiB. The probe warms up first (a throw-away forward/backward of the same shapes creates
+# cuBLAS's workspace), reads a baseline with x and y alive, then measures memory_allocated minus
+# that baseline. Tolerance 1 MiB: the caching allocator rounds each block up to 512 bytes, and a
+# submission may legitimately keep its prediction or loss (8 x 2048 x 4 = 64 KiB) or 0-d step
+# tensors on the device; one byte per parameter more or less is 12 MiB, twelve times the tolerance.
+GPU_DIM, GPU_LAYERS, GPU_BATCH = 2048, 3, 8
+GPU_P = GPU_LAYERS * GPU_DIM * GPU_DIM
+GPU_TOL = 2**20
+
+
+def near(got, expected: int, what: str, tol: int = GPU_TOL):
+    if type(got) is not int or abs(got - expected) > tol:
+        fail(what, got, expected, f"tolerance ±{tol} bytes (P = {GPU_P:,} parameters)")
+
+
+@pytest.mark.gpu
+@pytest.mark.points(2)
+@pytest.mark.time_limit(120)
+def test_gpu_allocator_shows_4_8_16_bytes(impl):
+    """on the GPU, with your AdamW, torch.cuda.memory_allocated grows by 4, 8 and 16 bytes per parameter"""
+    r = impl.probes.memory_stages("adamw", GPU_DIM, GPU_DIM, GPU_LAYERS, GPU_BATCH, torch.float32, 0, "cuda")
+    m = r["measured"]
+    expect_equal(r["n_params"], GPU_P, "parameters of the GPU model")
+    near(m["created"], 4 * GPU_P, "allocated bytes after creating the model and your AdamW (4 bytes/param)")
+    near(m["before_step"], 8 * GPU_P, "allocated bytes after backward, just before optimizer.step() (8 bytes/param)")
+    near(m["after_step"], 16 * GPU_P, "allocated bytes right after your AdamW's step (16 bytes/param)")
+    near(m["returned"], 16 * GPU_P, "allocated bytes once memory_by_stage has returned (16 bytes/param)")
+
+
+@pytest.mark.gpu
+@pytest.mark.points(1)
+@pytest.mark.time_limit(120)
+def test_gpu_ledger_matches_allocator(impl):
+    """on the GPU, memory_by_stage's ledger and its 'allocated' readings agree with torch.cuda.memory_allocated"""
+    r = impl.probes.memory_stages("torch_adamw", GPU_DIM, GPU_DIM, GPU_LAYERS, GPU_BATCH, torch.float32, 1, "cuda")
+    stages, base, m = r["stages"], r["base"], r["measured"]
+    # torch's AdamW keeps its 0-d float32 step tensors on the CPU: 4 bytes each in the ledger
+    expect_equal({s: {k: v for k, v in d.items() if k != "allocated"} for s, d in stages.items()},
+                 expected_stages(4 * GPU_P, 8 * GPU_P + 4 * GPU_LAYERS),
+                 "memory_by_stage ledger on the GPU (without 'allocated')")
+    for stage in ("created", "after_backward", "after_step"):
+        if "allocated" not in stages[stage]:
+            fail(f"memory_by_stage(...)['{stage}'] keys", sorted(stages[stage]),
+                 ["allocated", "grads", "optimizer", "params", "total"])
+        near(stages[stage]["allocated"] - base, stages[stage]["total"],
+             f"['{stage}']['allocated'] minus the baseline vs the ledger's total")
+    near(stages["created"]["allocated"] - base, m["created"], "['created']['allocated'] vs the allocator at creation")
+    near(stages["after_backward"]["allocated"] - base, m["before_step"],
+         "['after_backward']['allocated'] vs the allocator just before step()")
+    near(stages["after_step"]["allocated"] - base, m["after_step"], "['after_step']['allocated'] vs the allocator after step()")

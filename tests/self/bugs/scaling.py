@@ -1,0 +1,25 @@
+from tests.self.bugs import Bug
+
+BUGS = [
+    Bug("scaling", "Chinchilla N = C / (6r), no square root (the notes' 'N = C/120' read literally)",
+        "    n_params = math.sqrt(compute / (6 * tokens_per_param))",
+        "    n_params = compute / (6 * tokens_per_param)"),
+    Bug("scaling", "Chinchilla forgets the 6 of C = 6ND (N = sqrt(C / 20))",
+        "    n_params = math.sqrt(compute / (6 * tokens_per_param))",
+        "    n_params = math.sqrt(compute / tokens_per_param)"),
+    Bug("scaling", "power law fitted in linear space",
+        "    lx, ly = np.log(xs), np.log(ys)",
+        "    lx, ly = xs, ys"),
+    Bug("scaling", "fit returns log c instead of c",
+        "    return float(math.exp(intercept)), float(slope)",
+        "    return float(intercept), float(slope)"),
+    Bug("scaling", "optimal N uses the exponent alpha/(alpha+beta) instead of beta/(alpha+beta)",
+        "    n_params = G * (compute / 6) ** (beta / (alpha + beta))",
+        "    n_params = G * (compute / 6) ** (alpha / (alpha + beta))"),
+    Bug("scaling", "optimal allocation drops the alpha/beta factor in G",
+        "    G = (alpha * A / (beta * B)) ** (1 / (alpha + beta))",
+        "    G = (A / B) ** (1 / (alpha + beta))"),
+    Bug("scaling", "muP learning rate scaled up with width",
+        "    return float(base_lr * base_width / width)",
+        "    return float(base_lr * width / base_width)"),
+]

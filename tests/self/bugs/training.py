@@ -1,0 +1,36 @@
+from tests.self.bugs import Bug
+
+BUGS = [
+    Bug("training", "get_batch never draws the last start (off by one)",
+        "starts = torch.randint(0, n - context_length, (batch_size,), generator=generator)",
+        "starts = torch.randint(0, n - context_length - 1, (batch_size,), generator=generator)"),
+    Bug("training", "targets not shifted",
+        "    y = window[:, 1:].contiguous()  # (B, T)",
+        "    y = window[:, :-1].contiguous()  # (B, T)"),
+    Bug("training", "int32 token ids",
+        "np.asarray(data[index], dtype=np.int64)",
+        "np.asarray(data[index], dtype=np.int32)"),
+    Bug("training", "get_batch converts the whole memmap",
+        "    window = torch.from_numpy(np.asarray(data[index], dtype=np.int64))  # (B, T + 1) int64",
+        "    window = torch.from_numpy(np.asarray(data, dtype=np.int64))[torch.from_numpy(index)]"),
+    Bug("training", "generator ignored",
+        "    starts = torch.randint(0, n - context_length, (batch_size,), generator=generator)",
+        "    starts = torch.randint(0, n - context_length, (batch_size,))"),
+    Bug("training", "train_step forgets zero_grad",
+        "    optimizer.step()\n    optimizer.zero_grad(set_to_none=True)\n    return float(loss.item())\n\n\ndef save_checkpoint(",
+        "    optimizer.step()\n    return float(loss.item())\n\n\ndef save_checkpoint("),
+    Bug("training", "checkpoint without the optimizer state",
+        "    optimizer.load_state_dict(checkpoint[\"optimizer\"])\n",
+        ""),
+    Bug("training", "bf16 step under float16 autocast",
+        "    with torch.autocast(device_type=device_type, dtype=torch.bfloat16):\n",
+        "    with torch.autocast(device_type=device_type, dtype=torch.float16):\n"),
+    Bug("training", "GradScaler with bf16",
+        "        loss = _mse(model, x, y)\n    # Backward and the update run in float32 outside autocast.\n"
+        "    loss.backward()\n    optimizer.step()\n",
+        "        loss = _mse(model, x, y)\n    scaler = torch.amp.GradScaler(device_type)\n"
+        "    scaler.scale(loss).backward()\n    scaler.step(optimizer)\n    scaler.update()\n"),
+    Bug("training", "model cast to bf16 permanently",
+        "    with torch.autocast(device_type=device_type, dtype=torch.bfloat16):\n        loss = _mse(model, x, y)",
+        "    model.to(torch.bfloat16)\n    loss = _mse(model, x.to(torch.bfloat16), y.to(torch.bfloat16))"),
+]
