@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tests.seam import GRADED_IMPL, Impl
+from tests.seam import GRADED_IMPL, Impl, SandboxFailure, SubmissionError
 from tests.seam.layout import PROBLEMS
 
 GPU_NOT_RUN = "not run: needs CUDA (GPU tests are graded on a CUDA runner)"
@@ -49,8 +49,10 @@ def failure_text(report) -> str:
     """What the student sees: the assertion message or the exception line, never test source."""
     excinfo = getattr(report, "_grader_exc", None)
     if excinfo is not None:
-        if excinfo.errisinstance(pytest.fail.Exception) or excinfo.errisinstance(pytest.skip.Exception):
+        if excinfo.errisinstance((pytest.fail.Exception, pytest.skip.Exception, SandboxFailure)):
             text = str(excinfo.value)
+        elif excinfo.errisinstance(SubmissionError):
+            text = f"error: {excinfo.value}"
         else:
             text = excinfo.exconly()
     else:
