@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import torch
 
 from grader.paths import REFERENCE, ROOT, STUBS
 from grader.report import per_problem, validate
@@ -116,3 +117,30 @@ def test_unusable_uploads_get_a_report(tmp_path, upload):
     results, _ = grade_cli(target, tmp_path / "results.json", "--only", "intensity")
     assert results["score"] == 0 and results["tests"]
     assert "Expected layout" in results["output"]
+
+
+NO_CUDA = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the behaviour without CUDA")
+
+
+@NO_CUDA
+def test_gpu_tests_without_cuda_are_reported_not_run(tmp_path):
+    """--gpu auto on a CPU machine: GPU tests fail with 'not run: needs CUDA', never pass."""
+    out = tmp_path / "results.json"
+    proc = subprocess.run([sys.executable, "-m", "grader", "grade", str(REFERENCE), "--out", str(out),
+                           "--only", "optim"], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = json.loads(out.read_text())
+    validate(results)
+    gpu = [t for t in results["tests"] if "not run" in t["output"]]
+    assert gpu and all(t["status"] == "failed" and t["score"] == 0 and "needs CUDA" in t["output"]
+                       for t in gpu)
+    assert "GPU test(s) not run" in results["output"]
+    assert all(t["status"] == "passed" for t in results["tests"] if t not in gpu)
+
+
+@NO_CUDA
+def test_gpu_require_without_cuda_writes_nothing(tmp_path):
+    out = tmp_path / "results.json"
+    proc = subprocess.run([sys.executable, "-m", "grader", "grade", str(REFERENCE), "--out", str(out),
+                           "--gpu", "require"], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 2 and "CUDA is not available" in proc.stderr and not out.exists()
