@@ -43,9 +43,11 @@ class DecodeError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class Struct:
-    """A given dataclass by value: its class name and fields (plain data)."""
+    """A given dataclass by value: its class name and fields (plain data).
 
-    name: str
+    Fields read as attributes (``cfg.d_model``, ``fmt.name``), like the real dataclass."""
+
+    cls: str
     fields: dict
 
     def __getattr__(self, key):  # cfg.d_model reads like the real dataclass
@@ -55,7 +57,7 @@ class Struct:
             raise AttributeError(key) from None
 
     def __hash__(self):
-        return hash((self.name, tuple(sorted(self.fields.items()))))
+        return hash((self.cls, tuple(sorted(self.fields.items()))))
 
 
 class Unsupported(TypeError):
@@ -115,7 +117,7 @@ def to_plain(obj: Any, depth: int = 0) -> Any:
         return {"$ndarray": a.dtype.name, "shape": list(a.shape),
                 "b64": base64.b64encode(a.astype(a.dtype.newbyteorder("<")).tobytes()).decode()}
     if isinstance(obj, Struct):
-        return {"$struct": obj.name, "fields": to_plain(obj.fields, depth + 1)}
+        return {"$struct": obj.cls, "fields": to_plain(obj.fields, depth + 1)}
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type) and t.__name__ in STRUCT_MODULES:
         fields = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
         return {"$struct": t.__name__, "fields": to_plain(fields, depth + 1)}

@@ -1,0 +1,477 @@
+"""Problem 2 · dtypes (hidden): format limits against torch.finfo, round_to against PyTorch's own casts
+bit for bit, NVFP4 against the reference and against a scale rule computed here with PyTorch.
+
+The oracle for round_to is ``x.to(dtype).float()`` on the CPU, computed here on large tensors
+(never fewer than 64 elements). PyTorch's NaN *bit patterns* for float16 and bfloat16 depend on
+the tensor's size, the vector path and the CPU, so for FP16/BF16 a NaN must be a NaN and every
+other element must match bit for bit; for FP8 and FP32 every bit is compared (their NaN patterns
+are stable). Signed zeros always count. The reference is checked against the same oracle: if
+PyTorch ever changed its casts, the test itself would say so.
+"""
+
+import math
+import random
+
+import pytest
+import torch
+
+from tests.public.test_dtypes import (BF16, FP4_E2M1, FP6_E2M3, FP6_E3M2, FP8_E4M3, FP8_E5M2, FP16, FP32,
+                                      NVFP4_GRID, f32, fmt)
+from tests.seam.checks import call_text, expect_equal, fail, show
+
+TORCH_DTYPE = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16,
+               "fp8_e4m3": torch.float8_e4m3fn, "fp8_e5m2": torch.float8_e5m2}
+TORCH_FORMATS = (FP32, FP16, BF16, FP8_E4M3, FP8_E5M2)
+# Formats without a torch dtype: only the reference can judge them.
+OTHER_FORMATS = (FP6_E2M3, FP6_E3M2, fmt("e4m3_ieee", 4, 3, True, True), fmt("e5m2_fn", 5, 2, False, True),
+                 fmt("e3m4", 3, 4, True, True), fmt("e6m9", 6, 9, False, True), fmt("e8m1", 8, 1, True, True))
+LIMITS = ("bits", "max_value", "eps", "smallest_normal", "smallest_subnormal")
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+def f32_bits(bits) -> torch.Tensor:
+    """float32 tensor from unsigned 32-bit patterns (int64 tensor or list)."""
+    b = torch.as_tensor(bits, dtype=torch.int64)
+    return torch.where(b >= 2**31, b - 2**32, b).to(torch.int32).view(torch.float32)
+
+
+def all_patterns(dtype: torch.dtype) -> torch.Tensor:
+    """Every bit pattern of a 16- or 8-bit torch dtype, as float32 (exact)."""
+    if torch.finfo(dtype).bits == 16:
+        return torch.arange(-2**15, 2**15, dtype=torch.int32).to(torch.int16).view(dtype).float()
+    return torch.arange(256, dtype=torch.int16).to(torch.uint8).view(dtype).float()
+
+
+def grid(f) -> torch.Tensor:
+    """The non-negative finite values of a format, sorted, as float64."""
+    if f.name == "fp4_e2m1":
+        return torch.tensor([v for v in NVFP4_GRID if v >= 0], dtype=torch.float64)
+    v = all_patterns(TORCH_DTYPE[f.name]).double()
+    return torch.unique(v[torch.isfinite(v) & (v >= 0)])
+
+
+def limits_of(f) -> tuple[float, float, float]:
+    """(max, smallest normal, smallest subnormal), from the format's own grid."""
+    g = grid(f)
+    return float(g[-1]), float(2.0 ** (2 - 2 ** (f.exponent_bits - 1))), float(g[1])
+
+
+def ties(f, gen: torch.Generator, n_random: int) -> torch.Tensor:
+    """Exact midpoints between neighbouring values (and the midpoint above max), with the float32
+    numbers right next to them: the first and last 64 of the grid, plus n_random others."""
+    g = grid(f)
+    g = torch.cat([g, (2 * g[-1] - g[-2])[None]])  # one step above max: its midpoint is the overflow edge
+    mids = (g[1:] + g[:-1]) / 2
+    pick = torch.cat([torch.arange(min(64, len(mids))), torch.arange(max(0, len(mids) - 64), len(mids)),
+                      torch.randint(0, len(mids), (n_random,), generator=gen)])
+    m64 = mids[pick]
+    m = m64.float()
+    assert torch.equal(m.double(), m64), "midpoints must be exact in float32"
+    near = torch.cat([m, torch.nextafter(m, torch.full_like(m, math.inf)), torch.nextafter(m, torch.zeros_like(m))])
+    return torch.cat([near, -near])
+
+
+def near_edges(f, gen: torch.Generator, n: int) -> torch.Tensor:
+    """Random float32 values around max, the smallest normal and the subnormals, both signs."""
+    mx, tiny, sub = limits_of(f)
+    parts = []
+    for edge in (mx, tiny, sub):
+        u = torch.rand(n, generator=gen, dtype=torch.float64)
+        parts.append(edge * torch.exp2(u * 4 - 2))  # edge / 4 .. edge * 4, log-uniform
+    parts.append(torch.rand(n, generator=gen, dtype=torch.float64) * tiny)  # all of the subnormal range
+    x = torch.cat(parts).float()
+    sign = torch.where(torch.rand(x.shape, generator=gen) < 0.5, -1.0, 1.0)
+    return x * sign
+
+
+def random_bits(gen: torch.Generator, n: int) -> torch.Tensor:
+    """Random float32 bit patterns: every exponent, NaN payloads, both signs."""
+    return f32_bits(torch.randint(0, 2**32, (n,), generator=gen, dtype=torch.int64))
+
+
+SPECIALS = f32_bits([0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001,
+                     0x7FBFFFFF, 0xFFA5A5A5, 0x00000001, 0x80000001, 0x007FFFFF, 0x00800000, 0x7F7FFFFF,
+                     0xFF7FFFFF, 0x3F800000, 0xBF800000])
+
+
+def pool32(f, seed: int) -> torch.Tensor:
+    """float32 inputs for rounding into f: all fp16, bf16 and fp8 patterns, random bits, values near
+    f's edges, f's ties and their neighbours, specials."""
+    gen = torch.Generator().manual_seed(seed)
+    return torch.cat([all_patterns(torch.float16), all_patterns(torch.bfloat16),
+                      all_patterns(torch.float8_e4m3fn), all_patterns(torch.float8_e5m2),
+                      random_bits(gen, 8192), near_edges(f, gen, 2048), ties(f, gen, 4096), SPECIALS])
+
+
+def pool64(f, seed: int) -> torch.Tensor:
+    """float64 inputs: the float32 pool widened, f's ties nudged by 2**-35 (float32 rounds them back
+    onto the tie: PyTorch's double rounding), values around float32's own limits, random float64
+    values over f's range, float64 NaNs with payloads."""
+    gen = torch.Generator().manual_seed(seed)
+    t = ties(f, gen, 2048).double()
+    nudged = torch.cat([t * (1 + 2.0**-35), t * (1 - 2.0**-35)])
+    mx, tiny, sub = limits_of(f)
+    u = torch.rand(8192, generator=gen, dtype=torch.float64)
+    spread = torch.exp2(math.log2(sub) - 2 + u * (math.log2(mx) - math.log2(sub) + 4))
+    spread = spread * torch.where(torch.rand(8192, generator=gen) < 0.5, -1.0, 1.0).double()
+    f32_edges = torch.tensor([3.4028235677973366e38, 3.4028235677973366e38 * (1 + 2.0**-25), 3.5e38, 1e300,
+                              -1e300, 2.0**-149, 2.0**-150, 2.0**-150 * (1 + 2.0**-40), 1e-300, -1e-300, 1e-46],
+                             dtype=torch.float64)
+    nan64 = (torch.randint(1, 2**52, (64,), generator=gen, dtype=torch.int64) | (0x7FF << 52))
+    nan64 = torch.cat([nan64, nan64 | (1 << 63)]).view(torch.float64)
+    return torch.cat([pool32(f, seed + 1).double(), nudged, spread, f32_edges, nan64])
+
+
+# ----------------------------------------------------------------------------- comparisons
+
+
+def _hex(t: torch.Tensor) -> str:
+    if t.dtype == torch.float64:
+        return f"0x{int(t.view(torch.int64)) & (2**64 - 1):016x}"
+    if t.dtype == torch.float32:
+        return f"0x{int(t.view(torch.int32)) & (2**32 - 1):08x}"
+    return str(t.dtype)
+
+
+def compare_cast(got, want: torch.Tensor, x: torch.Tensor, what: str, nan_bits: bool, source: str) -> None:
+    """got must be a float32 tensor shaped like x, NaN exactly where want is NaN, and equal to want
+    bit for bit elsewhere (everywhere, NaN payloads included, when nan_bits)."""
+    if type(got) is not torch.Tensor or got.dtype != torch.float32 or got.shape != x.shape:
+        fail(what, got, f"a float32 tensor of shape {tuple(x.shape)}")
+    gb, wb = got.reshape(-1).view(torch.int32), want.reshape(-1).view(torch.int32)
+    g_nan, w_nan = torch.isnan(got.reshape(-1)), torch.isnan(want.reshape(-1))
+    bad = (gb != wb) if nan_bits else ((g_nan != w_nan) | (~w_nan & (gb != wb)))
+    if bool(bad.any()):
+        idx = bad.nonzero().flatten()
+        xs = x.reshape(-1)
+        rows = [f"x = {xs[i].item()!r} ({_hex(xs[i])}): expected {want.reshape(-1)[i].item()!r} "
+                f"({_hex(want.reshape(-1)[i])}), got {got.reshape(-1)[i].item()!r} ({_hex(gb[i].view(torch.float32))})"
+                for i in idx[:6].tolist()]
+        rule = "all bits compared" if nan_bits else "bits compared where the answer is not NaN"
+        pytest.fail(f"{what}\n  {len(idx)} of {xs.numel()} elements differ from {source} ({rule}), e.g.\n    "
+                    + "\n    ".join(rows), pytrace=False)
+
+
+def expect_structure(got, shape, what: str, note: str = "") -> None:
+    """A float32 tensor of the given shape (its values are judged by other tests)."""
+    if isinstance(got, Exception):
+        fail(what, f"{type(got).__name__}: {got}", f"a float32 tensor of shape {tuple(shape)}", note)
+    if type(got) is not torch.Tensor or got.dtype != torch.float32 or got.shape != shape:
+        fail(what, got, f"a float32 tensor of shape {tuple(shape)}", note)
+
+
+def oracle(x: torch.Tensor, f) -> torch.Tensor:
+    assert x.numel() >= 64, "compute the oracle on large tensors (PyTorch's vector path)"
+    return x.to(TORCH_DTYPE[f.name]).float()
+
+
+def check_against_torch(impl, ref, f, inputs: list[torch.Tensor]) -> None:
+    """round_to(x, f) for each x: the reference and the submission against PyTorch's cast."""
+    calls = [(x, f) for x in inputs]
+    got, mine = impl.map("dtypes.round_to", calls), ref.map("dtypes.round_to", calls)
+    nan_bits = f.name not in ("fp16", "bf16")
+    for x, g, r in zip(inputs, got, mine):
+        what = call_text("dtypes.round_to", (x, f))
+        want = oracle(x, f)
+        compare_cast(r, want, x, f"reference: {what}", nan_bits, "PyTorch (the test's own check)")
+        if isinstance(g, Exception):
+            fail(what, f"{type(g).__name__}: {g}", want)
+        compare_cast(g, want, x, what, nan_bits, f"x.to({TORCH_DTYPE[f.name]}).float()")
+
+
+# ----------------------------------------------------------------------------- format limits
+
+
+@pytest.mark.points(1)
+def test_limits_equal_torch_finfo(impl, ref):
+    """bits, max, eps, smallest normal and subnormal equal torch.finfo for the five torch formats (E2M1: the reference)"""
+    for f in TORCH_FORMATS:
+        fi = torch.finfo(TORCH_DTYPE[f.name])
+        one = torch.tensor(1, dtype=torch.int32 if fi.bits == 32 else torch.int16 if fi.bits == 16 else torch.uint8)
+        lowest = one.view(TORCH_DTYPE[f.name]).item()  # the bit pattern 0...01
+        want = {"bits": fi.bits, "max_value": fi.max, "eps": fi.eps, "smallest_normal": fi.smallest_normal,
+                "smallest_subnormal": lowest}
+        for name in LIMITS:
+            assert ref.call(f"dtypes.{name}", f) == want[name], f"reference disagrees with torch.finfo on {name}"
+            expect_equal(impl.call(f"dtypes.{name}", f), want[name], call_text(f"dtypes.{name}", (f,)),
+                         note="oracle: torch.finfo" if name != "smallest_subnormal" else "oracle: the pattern 0...01")
+    e2m1 = {"bits": 4, "max_value": 6.0, "eps": 0.5, "smallest_normal": 1.0, "smallest_subnormal": 0.5}
+    for name in LIMITS:
+        assert ref.call(f"dtypes.{name}", FP4_E2M1) == e2m1[name]
+        expect_equal(impl.call(f"dtypes.{name}", FP4_E2M1), e2m1[name], call_text(f"dtypes.{name}", (FP4_E2M1,)))
+
+
+@pytest.mark.points(1)
+def test_other_formats(impl, ref):
+    """limits and round_to of formats with no constant (FP6 E2M3/E3M2, IEEE E4M3, ...) equal the reference"""
+    for name in LIMITS:
+        calls = [(f,) for f in OTHER_FORMATS]
+        for (f,), g, r in zip(calls, impl.map(f"dtypes.{name}", calls), ref.map(f"dtypes.{name}", calls)):
+            assert not isinstance(r, Exception), r
+            expect_equal(g if not isinstance(g, Exception) else f"{type(g).__name__}: {g}", r,
+                         call_text(f"dtypes.{name}", (f,)))
+    gen = torch.Generator().manual_seed(5)
+    calls = []
+    for f in OTHER_FORMATS:
+        mx = ref.dtypes.max_value(f)
+        sub = ref.dtypes.smallest_subnormal(f)
+        u = torch.rand(4096, generator=gen, dtype=torch.float64)
+        x = torch.exp2(math.log2(sub) - 2 + u * (math.log2(mx) - math.log2(sub) + 3))
+        x = (x * torch.where(torch.rand(4096, generator=gen) < 0.5, -1.0, 1.0).double()).float()
+        calls.append((torch.cat([x, SPECIALS]), f))
+    for (x, f), g, r in zip(calls, impl.map("dtypes.round_to", calls), ref.map("dtypes.round_to", calls)):
+        what = call_text("dtypes.round_to", (x, f))
+        if isinstance(g, Exception):
+            fail(what, f"{type(g).__name__}: {g}", r)
+        compare_cast(g, r, x, what, nan_bits=False, source="the reference")
+
+
+# ----------------------------------------------------------------------------- round_to vs PyTorch
+
+
+@pytest.mark.points(2)
+def test_round_to_fp16_bf16_equals_torch(impl, ref):
+    """round_to into FP16 and BF16 equals x.to(dtype).float() bit for bit: all 65,536 fp16/bf16 patterns, ties, edges, float64"""
+    for i, f in enumerate((FP16, BF16)):
+        check_against_torch(impl, ref, f, [pool32(f, 100 + 10 * i), pool64(f, 200 + 10 * i)])
+
+
+@pytest.mark.points(2)
+def test_round_to_fp8_equals_torch(impl, ref):
+    """round_to into FP8 E4M3 (saturating at ±448) and E5M2 equals PyTorch's cast in every bit, NaNs included"""
+    for i, f in enumerate((FP8_E4M3, FP8_E5M2)):
+        check_against_torch(impl, ref, f, [pool32(f, 300 + 10 * i), pool64(f, 400 + 10 * i)])
+
+
+@pytest.mark.points(1)
+def test_round_to_e2m1(impl, ref):
+    """round_to into FP4_E2M1 equals the reference: the 15-value NVFP4 grid, ties to even, saturation at ±6"""
+    x32, x64 = pool32(FP4_E2M1, 500), pool64(FP4_E2M1, 600)
+    grid_values = torch.tensor(NVFP4_GRID, dtype=torch.float32)
+    calls = [(x32, FP4_E2M1), (x64, FP4_E2M1)]
+    for (x, f), g, r in zip(calls, impl.map("dtypes.round_to", calls), ref.map("dtypes.round_to", calls)):
+        what = call_text("dtypes.round_to", (x, f))
+        finite = ~torch.isnan(r)
+        assert bool(torch.isin(r[finite], grid_values).all()), "reference left the grid"
+        if isinstance(g, Exception):
+            fail(what, f"{type(g).__name__}: {g}", r)
+        compare_cast(g, r, x, what, nan_bits=False, source="the reference")
+
+
+@pytest.mark.points(1)
+def test_round_to_fp32_shapes_and_bad_input(impl, ref):
+    """round_to: FP32 keeps float32 bits and rounds float64 like x.float(); any shape; bad dtypes or formats raise ValueError"""
+    gen = torch.Generator().manual_seed(700)
+    x32 = torch.cat([random_bits(gen, 4096), SPECIALS])
+    x64 = pool64(FP16, 710)
+    check_against_torch(impl, ref, FP32, [x32, x64])
+    # shapes: 0-d, empty, 3-d; the result is float32 of the input's shape (values are judged above)
+    base = random_bits(gen, 4096)
+    base = base[torch.isfinite(base)][:60]
+    shaped = [base[0].reshape(()), base[:0], base.reshape(3, 4, 5), base.double().reshape(5, 12), base[:0].reshape(0, 3)]
+    for f in (FP16, BF16, FP8_E4M3, FP8_E5M2, FP4_E2M1):
+        calls = [(x, f) for x in shaped]
+        for (x, _), g in zip(calls, impl.map("dtypes.round_to", calls)):
+            expect_structure(g, x.shape, call_text("dtypes.round_to", (x, f)))
+    # bad input, next to valid neighbours
+    ok = torch.linspace(-3, 3, 64)
+    cases = [((ok.to(torch.int32), FP16), "ValueError"), ((ok.half(), FP16), "ValueError"),
+             ((ok.bfloat16(), BF16), "ValueError"), ((ok.to(torch.int64), FP16), "ValueError"),
+             ((ok, fmt("fp64", 11, 52, True, True)), "ValueError"), ((ok, fmt("e8m7_fn", 8, 7, False, True)), "ValueError"),
+             ((ok, fmt("e5m24", 5, 24, True, True)), "ValueError"), ((ok, fmt("e0m3", 0, 3, False, False)), "ValueError"),
+             ((ok, fmt("e4m-1", 4, -1, False, True)), "ValueError"),
+             ((ok, fmt("e8m23", 8, 23, True, True)), "ok"), ((ok.double(), FP16), "ok"), ((ok, FP6_E3M2), "ok")]
+    for args, want in cases:
+        g = impl.map("dtypes.round_to", [args])[0]
+        what = call_text("dtypes.round_to", args)
+        if want == "ValueError":
+            expect_equal(type(g).__name__, "ValueError", what, note=show(g))
+        else:
+            expect_structure(g, args[0].shape, what, note="a valid input")
+    # formats that make no sense under any convention: no exponent bits, negative sizes
+    for bad in (fmt("e0m3", 0, 3, False, False), fmt("e4m-1", 4, -1, False, True), fmt("e-2m5", -2, 5, True, True)):
+        for name in LIMITS:
+            g = impl.map(f"dtypes.{name}", [(bad,)])[0]
+            expect_equal(type(g).__name__, "ValueError", call_text(f"dtypes.{name}", (bad,)), note=show(g))
+
+
+@pytest.mark.points(1)
+def test_round_to_does_not_call_torch_cast(impl, ref):
+    """round_to rounds by itself: no PyTorch cast to float16/bfloat16/float8 happens while it runs"""
+    gen = torch.Generator().manual_seed(800)
+    for f in (FP16, BF16, FP8_E4M3, FP8_E5M2, FP4_E2M1):
+        # ordinary values (normal range, no ties, no overflow), so only the casts decide this test
+        mx, tiny, _ = limits_of(f)
+        u = torch.rand(1024, generator=gen, dtype=torch.float64)
+        x = torch.exp2(math.log2(tiny) + 1 + u * (math.log2(mx) - math.log2(tiny) - 2)).float()
+        x = x * torch.where(torch.rand(x.shape, generator=gen) < 0.5, -1.0, 1.0)
+        for xx in (x, x.double()):
+            result, used_cast, casts = impl.probes.round_to_watched(xx, f)
+            what = call_text("dtypes.round_to", (xx, f))
+            if used_cast is not False:
+                fail(what, f"PyTorch casts: {', '.join(map(str, casts))}", "no cast to a narrow dtype",
+                     "implement the rounding with integer/float arithmetic (bits, or frexp + round)")
+            want = oracle(xx, f) if f.name in TORCH_DTYPE else ref.dtypes.round_to(xx, f)
+            compare_cast(result, want, xx, what, nan_bits=True, source="the right answer (no NaN here)")
+
+
+# ----------------------------------------------------------------------------- NVFP4
+
+
+def nvfp4_inputs(seed: int) -> list[tuple]:
+    """(x, block_size) cases: normal data at many scales, outliers, all-zero blocks, blocks too small
+    for an E4M3 scale, blocks past 448 * 6, exact grid values, float64 input."""
+    rng = random.Random(seed)
+    gen = torch.Generator().manual_seed(seed)
+    cases = []
+    for _ in range(48):
+        bs = rng.choice([16, 16, 16, 32, 8, 1, 3])
+        n_blocks = rng.randint(1, 24)
+        x = torch.randn(n_blocks * bs, generator=gen) * 10.0 ** rng.uniform(-6, 4)
+        blocks = x.view(n_blocks, bs)
+        for b in range(n_blocks):
+            kind = rng.random()
+            if kind < 0.1:
+                blocks[b] = 0.0
+            elif kind < 0.2:
+                blocks[b] *= 1e-5
+            elif kind < 0.3:
+                blocks[b] *= 1e5
+            elif kind < 0.4:
+                blocks[b, rng.randrange(bs)] *= 100  # an outlier
+            elif kind < 0.5:
+                blocks[b] = torch.tensor([rng.choice(NVFP4_GRID) * 2.0 ** rng.randint(-8, 8) for _ in range(bs)])
+            elif kind < 0.55:
+                blocks[b, rng.randrange(bs)] = -0.0
+        x = x.double() * (1 + 2.0**-30) if rng.random() < 0.2 else x
+        cases.append((x, bs) if bs != 16 or rng.random() < 0.5 else (x,))
+    return cases
+
+
+def _values_scales(g, what: str, n: int, n_blocks: int):
+    ok = (type(g) is tuple and len(g) == 2 and all(type(t) is torch.Tensor and t.dtype == torch.float32 for t in g)
+          and tuple(g[0].shape) == (n,) and tuple(g[1].shape) == (n_blocks,))
+    if not ok:
+        fail(what, g if not isinstance(g, Exception) else f"{type(g).__name__}: {g}",
+             f"a tuple (values, scales) of float32 tensors of shapes ({n},) and ({n_blocks},)")
+    return g
+
+
+@pytest.mark.points(2)
+def test_nvfp4_quantize_random(impl, ref):
+    """nvfp4_quantize equals the reference bit for bit (values and scales) on 48 random inputs at many scales"""
+    calls = nvfp4_inputs(900)
+    gen = torch.Generator().manual_seed(901)
+    x = torch.randn(64, generator=gen)
+    x[20] = math.nan  # a NaN makes its block's scale and values NaN
+    calls.append((x,))
+    for args, g, r in zip(calls, impl.map("dtypes.nvfp4_quantize", calls), ref.map("dtypes.nvfp4_quantize", calls)):
+        bs = args[1] if len(args) > 1 else 16
+        n = args[0].numel()
+        what = call_text("dtypes.nvfp4_quantize", args)
+        values, scales = _values_scales(g, what, n, n // bs)
+        assert not isinstance(r, Exception), f"reference: {what}: {r}"
+        amax = args[0].float().reshape(-1, bs).abs().amax(dim=1)  # shown as "x" when a scale differs
+        compare_cast(scales, r[1], amax, f"scales of {what} (x = the block's amax)", nan_bits=False,
+                     source="the reference")
+        compare_cast(values, r[0], args[0], f"values of {what}", nan_bits=False, source="the reference")
+
+
+@pytest.mark.points(1)
+def test_nvfp4_scale_rule_and_round_trip(impl):
+    """NVFP4 scales are amax / 6 cast to E4M3 by PyTorch (zero block -> 1); values on the grid; round-trip error bounded"""
+    grid_values = torch.tensor(NVFP4_GRID, dtype=torch.float32)
+    calls = nvfp4_inputs(1000)
+    for args, g in zip(calls, impl.map("dtypes.nvfp4_quantize", calls)):
+        bs = args[1] if len(args) > 1 else 16
+        x = args[0].float().reshape(-1, bs)
+        n_blocks = x.shape[0]
+        what = call_text("dtypes.nvfp4_quantize", args)
+        values, scales = _values_scales(g, what, x.numel(), n_blocks)
+        # oracle: float32 amax / 6, rounded by PyTorch's E4M3 cast (padded to >= 64 elements)
+        q = torch.cat([x.abs().amax(dim=1) / 6, torch.zeros(64)])
+        want = q.to(torch.float8_e4m3fn).float()[:n_blocks]
+        want = torch.where(want == 0, 1.0, want)
+        compare_cast(scales, want, x.abs().amax(dim=1), f"scales of {what}", nan_bits=True,
+                     source="round_to(amax / 6, E4M3) by PyTorch, 0 -> 1")
+        v = values.reshape(-1, bs)
+        if not bool(torch.isin(v, grid_values).all()):
+            fail(f"values of {what}", v[~torch.isin(v, grid_values)], f"values on the grid {NVFP4_GRID}")
+        # |x - value * scale| <= (the E2M1 half-gap at |x| / scale, or the excess over 6) * scale
+        t = (x / scales[:, None]).abs()
+        half_gap = torch.where(t < 2, 0.25, torch.where(t < 4, 0.5, 1.0))
+        bound = torch.where(t > 6, t - 6, half_gap) * scales[:, None]
+        err = (x.double() - (v * scales[:, None]).double()).abs()
+        over = err > bound.double() * (1 + 1e-6) + 1e-6 * x.double().abs()  # float32 division error
+        if bool(over.any()):
+            i = over.nonzero()[0].tolist()
+            fail(f"round trip of {what}, element {i[0] * bs + i[1]}", float(v[i[0], i[1]] * scales[i[0]]),
+                 float(x[i[0], i[1]]), f"error {float(err[i[0], i[1]]):.3g} > bound {float(bound[i[0], i[1]]):.3g}")
+
+
+@pytest.mark.points(1)
+def test_nvfp4_dequantize_and_bytes(impl, ref):
+    """nvfp4_dequantize equals the reference bit for bit; nvfp4_bytes = 0.5 * n + ceil(n / block_size) (a float)"""
+    rng = random.Random(1100)
+    gen = torch.Generator().manual_seed(1100)
+    calls = []
+    for _ in range(40):
+        bs = rng.choice([16, 32, 8, 1, 5])
+        n_blocks = rng.randint(0, 20)
+        values = torch.tensor(NVFP4_GRID)[torch.randint(0, 15, (n_blocks * bs,), generator=gen)]
+        scales = torch.randn(n_blocks, generator=gen).abs() * 10.0 ** rng.uniform(-3, 2)
+        if rng.random() < 0.3:
+            values, scales = values.double(), scales.double()
+        calls.append((values, scales, bs) if bs != 16 or rng.random() < 0.5 else (values, scales))
+    for args, g, r in zip(calls, impl.map("dtypes.nvfp4_dequantize", calls), ref.map("dtypes.nvfp4_dequantize", calls)):
+        what = call_text("dtypes.nvfp4_dequantize", args)
+        if isinstance(g, Exception):
+            fail(what, f"{type(g).__name__}: {g}", r)
+        compare_cast(g, r, args[0], what, nan_bits=True, source="the reference")
+    calls = [(rng.choice([0, 1, 15, 16, 17, 4096, rng.randint(0, 10**9)]), rng.choice([16, 32, 1, 7, 1000]))
+             for _ in range(200)]
+    got = impl.map("dtypes.nvfp4_bytes", calls)
+    for (n, bs), g in zip(calls, got):
+        expect_equal(g if not isinstance(g, Exception) else f"{type(g).__name__}: {g}", 0.5 * n + -(-n // bs),
+                     call_text("dtypes.nvfp4_bytes", (n, bs)))
+    expect_equal(impl.dtypes.nvfp4_bytes(48), 27.0, "nvfp4_bytes(48) (default block_size 16)")
+
+
+@pytest.mark.points(1)
+def test_nvfp4_bad_input(impl, ref):
+    """NVFP4: n not divisible by the block size, 2-D input, block_size < 1, bad lengths raise ValueError; valid neighbours work"""
+    x = torch.randn(48, generator=torch.Generator().manual_seed(1200))
+    v, s = f32([1.0] * 32), f32([0.5, 2.0])
+    cases = [
+        ("nvfp4_quantize", (x[:47],), None), ("nvfp4_quantize", (x[:17],), None),
+        ("nvfp4_quantize", (x, 32), None), ("nvfp4_quantize", (x.reshape(3, 16),), None),
+        ("nvfp4_quantize", (x, 0), None), ("nvfp4_quantize", (x, -16), None),
+        ("nvfp4_quantize", (x.to(torch.int32),), None),
+        ("nvfp4_quantize", (x,), "ok"), ("nvfp4_quantize", (x[:45], 15), "ok"), ("nvfp4_quantize", (x, 1), "ok"),
+        ("nvfp4_quantize", (x[:32], 32), "ok"), ("nvfp4_quantize", (x[:0],), "ok"),
+        ("nvfp4_dequantize", (v[:31], s), None), ("nvfp4_dequantize", (v, s[:1]), None),
+        ("nvfp4_dequantize", (v, s, 8), None), ("nvfp4_dequantize", (v.reshape(2, 16), s), None),
+        ("nvfp4_dequantize", (v, s, 0), None),
+        ("nvfp4_dequantize", (v, s), "ok"), ("nvfp4_dequantize", (v[:16], s[:1]), "ok"),
+        ("nvfp4_dequantize", (v, s[:1], 32), "ok"),
+        ("nvfp4_bytes", (-1,), None), ("nvfp4_bytes", (16, 0), None), ("nvfp4_bytes", (16, -4), None),
+        ("nvfp4_bytes", (0,), "ok"), ("nvfp4_bytes", (16, 1), "ok"), ("nvfp4_bytes", (5, 16), "ok"),
+    ]
+    for name, args, want in cases:
+        target = f"dtypes.{name}"
+        g, r = impl.map(target, [args])[0], ref.map(target, [args])[0]
+        what = call_text(target, args)
+        if want is None:
+            assert isinstance(r, ValueError), f"reference accepted {what}"
+            expect_equal(type(g).__name__, "ValueError", what, note=show(g))
+        else:  # a valid input: the answer's type and shapes (its values are judged by other tests)
+            assert not isinstance(r, Exception), f"reference: {what}: {r}"
+            if name == "nvfp4_bytes":
+                expect_equal(g if not isinstance(g, Exception) else f"{type(g).__name__}: {g}", r, what)
+            elif name == "nvfp4_quantize":
+                n, bs = args[0].numel(), args[1] if len(args) > 1 else 16
+                _values_scales(g, what, n, n // bs)
+            else:
+                expect_structure(g, r.shape, what, note="a valid input")
