@@ -1,8 +1,6 @@
 """`python -m grader ...`: every option of the grader is registered here, and only here."""
 
 import argparse
-import sys
-import time
 from pathlib import Path
 
 from . import paths  # noqa: F401  (puts the checkout on sys.path for `tests.seam`)

@@ -26,11 +26,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from functools import cached_property
 from pathlib import Path
 
 from .paths import ROOT, SEAM
-from tests.seam import Impl, SandboxFailure, SubmissionError, codec
+from tests.seam import Impl, SandboxFailure, codec
 from tests.seam.layout import PROBLEMS
 from tests.seam.probes import PROBLEM_OF
 

@@ -10,7 +10,7 @@ FLOP counts of integer shapes are exact ints; totals built from real numbers are
 
 import math
 
-from .adamw_accounting import TransformerConfig
+from .adamw_accounting import TransformerConfig, _check_config
 
 
 def _check_count(name: str, value: int) -> None:
@@ -29,15 +29,6 @@ def _check_real(name: str, value: int | float, *, positive: bool) -> None:
     if not positive and value < 0:
         raise ValueError(f"{name} must be non-negative, got {value!r}")
 
-
-def _check_config(cfg: TransformerConfig) -> None:
-    # Same rule as adamw_accounting: positive int fields, d_model divisible by num_heads.
-    for name in ("vocab_size", "context_length", "num_layers", "d_model", "num_heads", "d_ff"):
-        value = getattr(cfg, name)
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise ValueError(f"TransformerConfig.{name} must be a positive int, got {value!r}")
-    if cfg.d_model % cfg.num_heads != 0:
-        raise ValueError(f"d_model={cfg.d_model} is not divisible by num_heads={cfg.num_heads}")
 
 
 def matmul_flops(m: int, k: int, n: int) -> int:

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from tests.public.test_adamw_accounting import config
-from tests.seam.checks import call_text, expect_equal
+from tests.seam.checks import call_text, expect_agree, expect_equal
 
 FIELDS = ("vocab_size", "context_length", "num_layers", "d_model", "num_heads", "d_ff")
 
@@ -21,15 +21,6 @@ def random_configs(seed: int, n: int):
         out.append(config(rng.randint(2, 200_000), rng.choice([1, 7, 128, 1024, 4096, 32768]),
                           rng.randint(1, 128), heads * rng.randint(1, 256), heads, rng.randint(1, 50_000)))
     return out
-
-
-def agree(impl, ref, target, calls, rtol=0.0):
-    got, want = impl.map(target, calls), ref.map(target, calls)
-    for args, g, w in zip(calls, got, want):
-        assert not isinstance(w, Exception), f"reference failed on {call_text(target, args)}: {w}"
-        if isinstance(g, Exception):
-            expect_equal(f"{type(g).__name__}: {g}", w, call_text(target, args))
-        expect_equal(g, w, call_text(target, args), rtol=rtol)
 
 
 class TinyTransformer(nn.Module):
@@ -69,9 +60,9 @@ def test_parameter_count_matches_real_model(impl):
 def test_parameter_and_activation_counts_random(impl, ref):
     """parameter_count and activation_count equal the reference on 500 random configurations"""
     cfgs = random_configs(11, 500)
-    agree(impl, ref, "adamw_accounting.parameter_count", [(c,) for c in cfgs])
+    expect_agree(impl, ref, "adamw_accounting.parameter_count", [(c,) for c in cfgs])
     rng = random.Random(12)
-    agree(impl, ref, "adamw_accounting.activation_count", [(c, rng.randint(1, 64)) for c in cfgs])
+    expect_agree(impl, ref, "adamw_accounting.activation_count", [(c, rng.randint(1, 64)) for c in cfgs])
 
 
 @pytest.mark.points(2)
@@ -79,13 +70,13 @@ def test_memory_and_batch_random(impl, ref):
     """peak_memory_bytes and max_batch_size equal the reference (fits / does not fit edges too)"""
     cfgs = random_configs(13, 300)
     rng = random.Random(14)
-    agree(impl, ref, "adamw_accounting.peak_memory_bytes", [(c, rng.randint(1, 32)) for c in cfgs])
+    expect_agree(impl, ref, "adamw_accounting.peak_memory_bytes", [(c, rng.randint(1, 32)) for c in cfgs])
     calls = []
     for c in cfgs[:100]:
         b = rng.randint(1, 16)
         edge = ref.adamw_accounting.peak_memory_bytes(c, b)
         calls += [(c, edge), (c, edge - 1), (c, edge + 1), (c, rng.randint(1, 10**12))]
-    agree(impl, ref, "adamw_accounting.max_batch_size", calls)
+    expect_agree(impl, ref, "adamw_accounting.max_batch_size", calls)
 
 
 @pytest.mark.points(2)
@@ -93,8 +84,8 @@ def test_flops_and_days_random(impl, ref):
     """adamw_step_flops (exact ints) and training_days (rtol 1e-9) equal the reference"""
     cfgs = random_configs(15, 300)
     rng = random.Random(16)
-    agree(impl, ref, "adamw_accounting.adamw_step_flops", [(c, rng.randint(1, 4096)) for c in cfgs])
-    agree(impl, ref, "adamw_accounting.training_days",
+    expect_agree(impl, ref, "adamw_accounting.adamw_step_flops", [(c, rng.randint(1, 4096)) for c in cfgs])
+    expect_agree(impl, ref, "adamw_accounting.training_days",
           [(c, rng.randint(1, 4096), rng.randint(1, 10**6), rng.choice([19.5e12, 312e12, 989.5e12]),
             rng.uniform(0.05, 1.0)) for c in cfgs], rtol=1e-9)
 

@@ -10,19 +10,7 @@ import pytest
 import torch
 
 from tests.public.test_benchmarking import DENSE_PEAKS, check_timing_log
-from tests.seam.checks import call_text, expect_equal, fail
-
-
-def agree(impl, ref, target, calls, rtol=0.0):
-    got, want = impl.map(target, calls), ref.map(target, calls)
-    for args, g, w in zip(calls, got, want):
-        what = call_text(target, args)
-        if isinstance(w, Exception):
-            expect_equal(type(g).__name__, type(w).__name__, what)
-            continue
-        if isinstance(g, Exception):
-            expect_equal(f"{type(g).__name__}: {g}", w, what)
-        expect_equal(g, w, what, rtol=rtol)
+from tests.seam.checks import call_text, expect_agree, expect_equal, fail
 
 
 # Every spelling of torch.cuda.get_device_name() the table covers, with its peaks (bf16, fp32).
@@ -53,7 +41,7 @@ def test_mfu_random(impl, ref):
     bad = [(-1.0, 1.0, 1.0), (-5, 2, 3), (1.0, 0.0, 1.0), (1.0, -1.0, 1.0), (1.0, 1.0, 0), (1.0, 1.0, -1e12),
            (math.inf, 1.0, 1.0), (math.nan, 1.0, 1.0), (1.0, math.inf, 1.0), (1.0, 1.0, math.nan)]
     good = [(0, 1.0, 1.0), (1.0, 1e-9, 1.0), (3, 2, 1), (1e30, 1.0, 1e-3)]
-    agree(impl, ref, "benchmarking.mfu", bad + good, rtol=1e-12)
+    expect_agree(impl, ref, "benchmarking.mfu", bad + good, rtol=1e-12)
     for args, g in zip(bad, impl.map("benchmarking.mfu", bad)):
         expect_equal(type(g).__name__, "ValueError", call_text("benchmarking.mfu", args))
 
@@ -71,7 +59,7 @@ def test_peak_flops_spellings(impl, ref):
     for (name, dtype), peak in DENSE_PEAKS.items():
         expect_equal(impl.benchmarking.peak_flops(name, dtype), peak, call_text("benchmarking.peak_flops", (name, dtype)))
     calls += [(name, dtype) for name in UNKNOWN for dtype in (torch.bfloat16, torch.float32)]
-    agree(impl, ref, "benchmarking.peak_flops", calls)
+    expect_agree(impl, ref, "benchmarking.peak_flops", calls)
 
 
 def timing_cases(seed: int, n: int) -> list[tuple]:

@@ -17,27 +17,9 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from tests.public.test_flops import config
-from tests.seam.checks import call_text, expect_equal
+from tests.seam.checks import call_text, expect_agree, expect_equal, outcome
 
 PARTS = ("attn_proj", "attn_scores", "ffn", "lm_head")
-
-
-def agree(impl, ref, target, calls, rtol=0.0):
-    """impl gives what ref gives on every call (exact types; floats within rtol)."""
-    got, want = impl.map(target, calls), ref.map(target, calls)
-    for args, g, w in zip(calls, got, want):
-        assert not isinstance(w, Exception), f"reference failed on {call_text(target, args)}: {w}"
-        if isinstance(g, Exception):
-            expect_equal(f"{type(g).__name__}: {g}", w, call_text(target, args))
-        expect_equal(g, w, call_text(target, args), rtol=rtol)
-
-
-def outcome(got):
-    """What a call did, for bad-input checks: "ValueError", another exception with its message,
-    or the value it returned."""
-    if isinstance(got, ValueError):
-        return "ValueError"
-    return f"{type(got).__name__}: {got}" if isinstance(got, Exception) else got
 
 
 def counted(fn) -> int:
@@ -195,11 +177,11 @@ def test_transformer_forward_matches_real_model(impl):
 def test_counts_random(impl, ref):
     """matmul_flops, linear_flops and transformer_forward_flops equal the reference exactly on large random shapes"""
     rng = random.Random(304)
-    agree(impl, ref, "flops.matmul_flops",
+    expect_agree(impl, ref, "flops.matmul_flops",
           [tuple(rng.randint(0, 10**rng.randint(1, 7)) for _ in range(3)) for _ in range(400)])
-    agree(impl, ref, "flops.linear_flops",
+    expect_agree(impl, ref, "flops.linear_flops",
           [tuple(rng.randint(1, 10**rng.randint(1, 7)) for _ in range(3)) for _ in range(400)])
-    agree(impl, ref, "flops.transformer_forward_flops", random_configs(305, 400))
+    expect_agree(impl, ref, "flops.transformer_forward_flops", random_configs(305, 400))
 
 
 @pytest.mark.points(2)
@@ -211,11 +193,11 @@ def test_training_compute_and_time_random(impl, ref):
         n = rng.choice([rng.randint(0, 10**12), 10 ** rng.uniform(5, 13)])
         d = rng.choice([rng.randint(0, 10**13), 10 ** rng.uniform(6, 14)])
         calls.append((n, d))
-    agree(impl, ref, "flops.training_flops", calls, rtol=1e-12)
+    expect_agree(impl, ref, "flops.training_flops", calls, rtol=1e-12)
     calls = [(10 ** rng.uniform(15, 26), rng.randint(1, 100_000), rng.choice([19.5e12, 312e12, 989e12, 2.25e15]),
               rng.choice([1.0, 0.5, rng.uniform(0.01, 1.0)])) for _ in range(300)]
     calls += [(0.0, 1, 1e12, 0.3), (6.3e24, 1024, 989e12, 0.5), (10**20, 3, 10**15, 1)]
-    agree(impl, ref, "flops.training_seconds", calls, rtol=1e-12)
+    expect_agree(impl, ref, "flops.training_seconds", calls, rtol=1e-12)
     # consistency: 6·N·D is the total of linear_flops for a layer of N = d_in·d_out parameters
     for tokens, d_in, d_out in [(100, 256, 512), (4096, 4096, 11008), (7, 3, 5)]:
         total = impl.flops.linear_flops(tokens, d_in, d_out)["total"]

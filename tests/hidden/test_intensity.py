@@ -7,28 +7,10 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from tests.seam.checks import call_text, expect_equal
+from tests.seam.checks import call_text, expect_agree, expect_equal, outcome
 
 DTYPES = (torch.float64, torch.float32, torch.bfloat16, torch.float16, torch.float8_e4m3fn)
 HARDWARE = [(989e12, 3.35e12), (312e12, 2.039e12), (19.5e12, 1.555e12), (1979e12, 3.35e12), (2.25e15, 8e12)]
-
-
-def agree(impl, ref, target, calls, rtol=0.0):
-    """impl gives what ref gives on every call (exact types; floats within rtol)."""
-    got, want = impl.map(target, calls), ref.map(target, calls)
-    for args, g, w in zip(calls, got, want):
-        assert not isinstance(w, Exception), f"reference failed on {call_text(target, args)}: {w}"
-        if isinstance(g, Exception):
-            expect_equal(f"{type(g).__name__}: {g}", w, call_text(target, args))
-        expect_equal(g, w, call_text(target, args), rtol=rtol)
-
-
-def outcome(got):
-    """What a call did, for bad-input checks: "ValueError", another exception with its message,
-    or the value it returned."""
-    if isinstance(got, ValueError):
-        return "ValueError"
-    return f"{type(got).__name__}: {got}" if isinstance(got, Exception) else got
 
 
 def torch_matmul_traffic(b: int, d: int, f: int, dtype: torch.dtype) -> tuple[int, int]:
@@ -66,13 +48,13 @@ def test_matmul_intensity_matches_torch(impl):
 def test_intensities_random(impl, ref):
     """matmul_intensity, elementwise_intensity and ridge_point equal the reference on random inputs (rtol 1e-12)"""
     rng = random.Random(402)
-    agree(impl, ref, "intensity.matmul_intensity",
+    expect_agree(impl, ref, "intensity.matmul_intensity",
           [(*s, rng.choice([1, 2, 4, 8, 0.5, rng.uniform(0.1, 16)])) for s in random_shapes(rng, 400)], rtol=1e-12)
     calls = [(rng.choice([0, 1, 2, rng.randint(0, 100), rng.uniform(0, 100)]),
               rng.choice([0, 1, 2, 4, 8, rng.uniform(0, 64)]), rng.choice([0, 1, 2, 4, 8, rng.uniform(0, 64)]))
              for _ in range(400)]
-    agree(impl, ref, "intensity.elementwise_intensity", [c for c in calls if c[1] + c[2] > 0], rtol=1e-12)
-    agree(impl, ref, "intensity.ridge_point",
+    expect_agree(impl, ref, "intensity.elementwise_intensity", [c for c in calls if c[1] + c[2] > 0], rtol=1e-12)
+    expect_agree(impl, ref, "intensity.ridge_point",
           [(10 ** rng.uniform(9, 16), 10 ** rng.uniform(9, 14)) for _ in range(200)] + HARDWARE, rtol=1e-12)
 
 
@@ -95,7 +77,7 @@ def test_compute_bound_edges(impl, ref):
     for _ in range(300):
         peak, bw = rng.choice(HARDWARE)
         calls.append((peak / bw * rng.choice([rng.uniform(0.01, 0.999), rng.uniform(1.001, 100)]), peak, bw))
-    agree(impl, ref, "intensity.is_compute_bound", calls)
+    expect_agree(impl, ref, "intensity.is_compute_bound", calls)
 
 
 @pytest.mark.points(1)
@@ -112,7 +94,7 @@ def test_roofline_seconds(impl, ref):
     calls = [(rng.choice([0, rng.randint(0, 10**18), 10 ** rng.uniform(0, 20)]),
               rng.choice([0, rng.randint(0, 10**15), 10 ** rng.uniform(0, 16)]), *rng.choice(HARDWARE))
              for _ in range(400)]
-    agree(impl, ref, "intensity.roofline_seconds", calls, rtol=1e-12)
+    expect_agree(impl, ref, "intensity.roofline_seconds", calls, rtol=1e-12)
 
 
 @pytest.mark.points(1)

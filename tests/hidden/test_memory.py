@@ -9,29 +9,11 @@ import pytest
 import torch
 
 from tests.public.test_memory import BF16_MIXED_ADAMW, BF16_MIXED_ADAMW_BF16_GRADS, FP32_ADAMW
-from tests.seam.checks import call_text, expect_equal
+from tests.seam.checks import call_text, expect_agree, expect_equal, outcome
 
 KINDS = ("params", "grads", "optimizer")
 DTYPE_OF_SIZE = {1: torch.uint8, 2: torch.bfloat16, 4: torch.float32, 8: torch.float64}
 SHARDED_AT = {0: (), 1: ("optimizer",), 2: ("optimizer", "grads"), 3: ("optimizer", "grads", "params")}
-
-
-def agree(impl, ref, target, calls, rtol=0.0):
-    """impl gives what ref gives on every call (exact types; floats within rtol)."""
-    got, want = impl.map(target, calls), ref.map(target, calls)
-    for args, g, w in zip(calls, got, want):
-        assert not isinstance(w, Exception), f"reference failed on {call_text(target, args)}: {w}"
-        if isinstance(g, Exception):
-            expect_equal(f"{type(g).__name__}: {g}", w, call_text(target, args))
-        expect_equal(g, w, call_text(target, args), rtol=rtol)
-
-
-def outcome(got):
-    """What a call did, for bad-input checks: "ValueError", another exception with its message,
-    or the value it returned."""
-    if isinstance(got, ValueError):
-        return "ValueError"
-    return f"{type(got).__name__}: {got}" if isinstance(got, Exception) else got
 
 
 def random_recipe(rng: random.Random, sizes=(1, 2, 4, 8)):
@@ -138,11 +120,11 @@ def test_megatron_matches_itemised_ledger(impl):
 def test_random_against_reference(impl, ref):
     """every memory function equals the reference on random inputs (exact ints; floats rtol 1e-12)"""
     rng = random.Random(504)
-    agree(impl, ref, "memory.bytes_per_param", [(random_recipe(rng, sizes=range(1, 33)),) for _ in range(200)])
+    expect_agree(impl, ref, "memory.bytes_per_param", [(random_recipe(rng, sizes=range(1, 33)),) for _ in range(200)])
     cases = [(n, random_recipe(rng, sizes=range(1, 33)) if rng.random() < 0.3 else recipe, dp, stage)
              for n, recipe, dp, stage in random_cases(rng, 400)]
-    agree(impl, ref, "memory.model_state_bytes", cases)
-    agree(impl, ref, "memory.max_trainable_params",
+    expect_agree(impl, ref, "memory.model_state_bytes", cases)
+    expect_agree(impl, ref, "memory.max_trainable_params",
           [(rng.choice([rng.randint(1, 10**14), 10 ** rng.uniform(9, 15)]), rng.choice([2, 4, 6, 16, 18, 20, 12.5]))
            for _ in range(200)], rtol=1e-12)
     calls = []
@@ -150,7 +132,7 @@ def test_random_against_reference(impl, ref):
         a = rng.randint(1, 128)
         calls.append((rng.randint(1, 10**6), rng.randint(1, 4096), a * rng.randint(1, 1024), a, rng.randint(1, 200),
                       rng.random() < 0.5))
-    agree(impl, ref, "memory.megatron_activation_bytes", calls)
+    expect_agree(impl, ref, "memory.megatron_activation_bytes", calls)
 
 
 @pytest.mark.points(1)

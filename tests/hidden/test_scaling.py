@@ -8,25 +8,7 @@ import numpy as np
 import pytest
 
 from tests.public.test_scaling import BESIROGLU_2024, HOFFMANN_2022
-from tests.seam.checks import call_text, expect_equal, fail
-
-
-def agree(impl, ref, target, calls, rtol=0.0):
-    """impl gives what ref gives on every call (exact types; floats within rtol)."""
-    got, want = impl.map(target, calls), ref.map(target, calls)
-    for args, g, w in zip(calls, got, want):
-        assert not isinstance(w, Exception), f"reference failed on {call_text(target, args)}: {w}"
-        if isinstance(g, Exception):
-            expect_equal(f"{type(g).__name__}: {g}", w, call_text(target, args))
-        expect_equal(g, w, call_text(target, args), rtol=rtol)
-
-
-def outcome(got):
-    """What a call did, for bad-input checks: "ValueError", another exception with its message,
-    or the value it returned."""
-    if isinstance(got, ValueError):
-        return "ValueError"
-    return f"{type(got).__name__}: {got}" if isinstance(got, Exception) else got
+from tests.seam.checks import call_text, expect_agree, expect_equal, fail, outcome
 
 
 def random_xs(rng: random.Random, n: int) -> list[float]:
@@ -150,17 +132,17 @@ def test_chinchilla_budget(impl):
 def test_random_against_reference(impl, ref):
     """every scaling function equals the reference on random inputs (rtol 1e-9)"""
     rng = random.Random(1105)
-    agree(impl, ref, "scaling.chinchilla_allocation",
+    expect_agree(impl, ref, "scaling.chinchilla_allocation",
           [(10 ** rng.uniform(0, 30), rng.choice([20, rng.randint(1, 3000), rng.uniform(0.1, 100)]))
            for _ in range(300)], rtol=1e-9)
-    agree(impl, ref, "scaling.optimal_allocation",
+    expect_agree(impl, ref, "scaling.optimal_allocation",
           [(10 ** rng.uniform(10, 30), *random_coefficients(rng)) for _ in range(300)], rtol=1e-9)
     calls = []
     for _ in range(150):
         xs = random_xs(rng, rng.randint(2, 30))
         calls.append((as_container(rng, xs), as_container(rng, [10 ** rng.uniform(-3, 3) for _ in xs])))
-    agree(impl, ref, "scaling.fit_power_law", calls, rtol=1e-8)
-    agree(impl, ref, "scaling.mup_learning_rate",
+    expect_agree(impl, ref, "scaling.fit_power_law", calls, rtol=1e-8)
+    expect_agree(impl, ref, "scaling.mup_learning_rate",
           [(10 ** rng.uniform(-6, -1), rng.randint(1, 8192), rng.randint(1, 65536)) for _ in range(300)], rtol=1e-12)
 
 

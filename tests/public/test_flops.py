@@ -2,15 +2,9 @@
 
 import pytest
 
-from tests.seam import Struct
+from tests.public.test_adamw_accounting import config  # a TransformerConfig, passed by value
 from tests.seam.checks import expect_equal, expect_raises
 from tests.seam.snapshot import check_snapshot
-
-def config(vocab_size, context_length, num_layers, d_model, num_heads, d_ff) -> Struct:
-    """A TransformerConfig (problem 6's given dataclass), passed by value."""
-    return Struct("TransformerConfig", dict(vocab_size=vocab_size, context_length=context_length,
-                                            num_layers=num_layers, d_model=d_model,
-                                            num_heads=num_heads, d_ff=d_ff))
 
 
 # GPT-2 XL's shape with a SwiGLU FFN (notes 004): 48 layers, d_model 1600, 25 heads, d_ff 6400.

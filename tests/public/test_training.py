@@ -40,7 +40,7 @@ def expect_batch_tensors(x, y, batch_size: int, context_length: int, what: str) 
 def window_starts(x: torch.Tensor, y: torch.Tensor, data: np.ndarray, what: str) -> np.ndarray:
     """Check that every row of x is a window data[s : s + T] and y is data[s + 1 : s + T + 1]
     with 0 <= s <= len(data) - T - 1 (data's values must be distinct); return the starts s."""
-    n, (rows, T) = len(data), x.shape
+    n, T = len(data), x.shape[1]
     values = data.astype(np.int64)
     order = np.argsort(values, kind="stable")
     first = x[:, 0].numpy()

@@ -83,3 +83,25 @@ def expect_raises(exc: type[BaseException], fn, what: str):
         return e
     pytest.fail(f"{what}\n  expected: {exc.__name__}\n  got:      {show(got)} (no exception)",
                 pytrace=False)
+
+
+def outcome(got):
+    """What a call did, for bad-input checks: "ValueError", another exception with its message,
+    or the value it returned (``impl.map`` gives exceptions as values)."""
+    if isinstance(got, ValueError):
+        return "ValueError"
+    return f"{type(got).__name__}: {got}" if isinstance(got, Exception) else got
+
+
+def expect_agree(impl, ref, target: str, calls, rtol: float = 0.0) -> None:
+    """The submission gives what the reference gives on every call (exact types; floats within
+    rtol), or raises the same exception type where the reference raises. One round trip each."""
+    got, want = impl.map(target, calls), ref.map(target, calls)
+    for args, g, w in zip(calls, got, want):
+        what = call_text(target, args)
+        if isinstance(w, Exception):
+            expect_equal(type(g).__name__, type(w).__name__, what)
+            continue
+        if isinstance(g, Exception):
+            expect_equal(f"{type(g).__name__}: {g}", w, what)
+        expect_equal(g, w, what, rtol=rtol)

@@ -8,7 +8,6 @@ project's suite checks that it loses points on its own problem and on no other.
 import dataclasses
 import importlib
 import pkgutil
-import shutil
 from pathlib import Path
 
 from tests.seam.layout import PROBLEMS
