@@ -36,6 +36,12 @@ def _rubric(args) -> int:
     return 0
 
 
+def _release(args) -> int:
+    from .release import release_student
+    print(f"wrote the student bundle to {release_student(Path(args.student))}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -59,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("rubric", help="print the points per problem (the handout's table must match)")
     r.add_argument("--write", action="store_true", help="write the table into assignment/README.md")
     r.set_defaults(run=_rubric)
+    rel = sub.add_parser("release", help="write the student handout bundle (no reference, no hidden tests)")
+    rel.add_argument("--student", required=True, metavar="DIR", help="an empty or new folder")
+    rel.set_defaults(run=_release)
     return parser
 
 

@@ -1,6 +1,6 @@
 """Fixtures for every test: ``impl`` (the code under test, through the seam) and ``ref``.
 
-Students: `pytest` runs tests/public against student_stubs/; `pytest --impl DIR` against any
+Students: `pytest` runs tests/public against student_stubs/; `pytest --impl=DIR` against any
 folder laid out like it. The grader passes its own ``impl`` (a sandboxed submission).
 """
 
