@@ -69,8 +69,11 @@ class Isolation:
                 flags + ["true"], capture_output=True, timeout=10).returncode == 0
         except (OSError, subprocess.TimeoutExpired):
             ok = False
-        return cls(namespaces=bool(ok), user_ns=bool(ok) and not root,
-                   uid=WORKER_UID if root else None)
+        uid = WORKER_UID if root else None
+        if root and not ok and _exposures(WORKER_UID):
+            uid = None  # Python lies where an unprivileged uid can't reach it, and no mount
+                        # namespace can show it: the worker would not start. Say so, run as is.
+        return cls(namespaces=bool(ok), user_ns=bool(ok) and not root, uid=uid)
 
     @staticmethod
     def _unshare_flags(user_ns: bool) -> list[str]:
@@ -88,6 +91,9 @@ class Isolation:
             return f"namespaces (pid, mount, network), runs as {who}"
         if self.uid is not None:
             return f"separate process as uid {self.uid}; no network isolation"
+        if os.geteuid() == 0:
+            return ("separate process with rlimits only, AS ROOT: no namespaces, and Python is "
+                    "not readable by an unprivileged uid (install it outside /root)")
         return "separate process with rlimits only (grader not root, no user namespaces)"
 
 
