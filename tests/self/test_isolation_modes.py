@@ -16,8 +16,9 @@ def ridge_point(peak, bw):
 def matmul_intensity(*a):
     os._exit(4)
 def elementwise_intensity(*a):
+    n = 0
     while True:
-        pass
+        n += 1
 def roofline_seconds(*a):
     out = {"uid": os.getuid(), "cwd": os.getcwd()}
     for name in ("reference", "tests"):
