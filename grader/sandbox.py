@@ -200,6 +200,7 @@ class Sandbox(Impl):
                 pass_fds=(req_r, resp_w), start_new_session=True, preexec_fn=_die_with_parent)
         os.close(req_r)
         os.close(resp_w)
+        os.set_blocking(self._req_w, False)
         self._touched = set()
         self._ready = False
 
@@ -295,16 +296,25 @@ class Sandbox(Impl):
             n -= len(chunk)
         return b"".join(chunks)
 
-    def _write(self, payload: bytes) -> None:
-        frame = struct.pack(">Q", len(payload)) + payload
-        view = memoryview(frame)
-        while view:  # the worker reads as we write; a worker that stops reading dies by deadline
-            select.select([], [self._req_w], [], self.limits.time_per_test)
-            view = view[os.write(self._req_w, view):]
+    def _write(self, payload: bytes, deadline: float) -> None:
+        """Send one frame; a worker that stops reading meets the deadline (the pipe is
+        non-blocking, so a full pipe never hangs the grader)."""
+        view = memoryview(struct.pack(">Q", len(payload)) + payload)
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [self._req_w], [], left)[1]:
+                self._kill()
+                raise TimeoutError("sending")
+            try:
+                view = view[os.write(self._req_w, view):]
+            except BlockingIOError:
+                continue
 
     def _death_message(self) -> str:
-        code = self.proc.wait(timeout=10) if self.proc else None
-        self.proc = None
+        try:
+            code = self.proc.wait(timeout=10) if self.proc else None
+        except subprocess.TimeoutExpired:
+            code = None
         if code is None:
             how = "the process ended"
         elif code < 0 or code > 128:
@@ -348,12 +358,12 @@ class Sandbox(Impl):
             self._start()
             if problem and problem not in self._touched:
                 loading = True  # import it alone first: a crash now is the module's, not the call's
-                self._write(codec.dumps({"op": "load", "target": problem, "id": "load"}))
+                self._write(codec.dumps({"op": "load", "target": problem, "id": "load"}), deadline)
                 self._read(deadline, f"loading {problem}.py")
                 self._touched.add(problem)
                 loading = False
             request = {**request, "id": secrets.token_hex(8)}
-            self._write(codec.dumps(request))
+            self._write(codec.dumps(request), deadline)
             response = self._read(deadline, target)
             if type(response) is not dict or response.pop("id", None) != request["id"]:
                 self._kill()
@@ -376,7 +386,8 @@ class Sandbox(Impl):
                 raise SandboxFailure(self.broken[problem]) from None
             self.strikes.setdefault(target, []).append(why.split(";")[0])
             raise SandboxFailure(f"{target}: {why}; the worker was restarted") from None
-        if type(response) is dict and response.get("raised", {}).get("type") == "MemoryError":
+        raised = response.get("raised")
+        if type(raised) is dict and raised.get("type") == "MemoryError":
             self._kill()  # a process that ran out of memory may be in any state
             self.strikes.setdefault(target, []).append("it ran out of memory")
             raise SandboxFailure(f"{target} ran out of memory (limit {self.limits.describe_memory()}); "

@@ -81,6 +81,10 @@ def test_planted_bug_costs_its_problem_only(tmp_path, reference_results):
     assert got["tensors"][0] < full["tensors"][0]
     assert {p: s for p, s in got.items() if p != "tensors"} == {p: s for p, s in full.items() if p != "tensors"}
     assert "1 level(s) down" in results["output"]
+    failed = [t for t in results["tests"] if t["status"] == "failed"]
+    assert failed and all(t["name"].startswith("tensors:") for t in failed)
+    assert any("expected:" in t["output"] and "got:" in t["output"] for t in failed)
+    assert "FAIL" in table and "expected:" in table
 
 
 def test_broken_modules_cost_only_their_problems(tmp_path, reference_results):
