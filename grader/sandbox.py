@@ -355,7 +355,9 @@ class Sandbox(Impl):
         deadline = self.deadline or time.monotonic() + self.limits.time_per_test
         loading = False
         try:
+            started = time.monotonic()
             self._start()
+            deadline += time.monotonic() - started  # a (re)start is the grader's time, not the test's
             if problem and problem not in self._touched:
                 loading = True  # import it alone first: a crash now is the module's, not the call's
                 self._write(codec.dumps({"op": "load", "target": problem, "id": "load"}), deadline)
