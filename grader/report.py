@@ -13,7 +13,9 @@ from .paths import SCHEMA
 
 
 def _order(fact) -> tuple:
-    return (problem_number(fact.problem), fact.visibility != "visible", fact.nodeid)
+    """Problem by problem, public before hidden; within that, the order the tests are written
+    in (facts arrive in collection order and the sort is stable)."""
+    return (problem_number(fact.problem), fact.visibility != "visible")
 
 
 def build_results(facts, execution_time: float, notes: list[str], gpu: str) -> dict:
