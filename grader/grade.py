@@ -12,14 +12,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from .paths import ROOT
+from .paths import ROOT, TEST_DIRS
 from .plugin import GraderPlugin
 from .report import build_results, render_table, write_atomically
 from .sandbox import Limits, Sandbox
 from .submission import locate
 from tests.seam.layout import PROBLEMS
-
-TEST_DIRS = (ROOT / "tests" / "public", ROOT / "tests" / "hidden")
 
 
 def run_tests(impl, gpu: str, cuda: bool, time_limit: float, quiet: bool,

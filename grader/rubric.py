@@ -6,11 +6,9 @@ import io
 
 import pytest
 
-from .paths import ROOT
+from .paths import ROOT, TEST_DIRS
 from .plugin import fact_for
 from tests.seam.layout import PROBLEMS
-
-TEST_DIRS = (ROOT / "tests" / "public", ROOT / "tests" / "hidden")
 
 
 class _Collector:

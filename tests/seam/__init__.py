@@ -67,7 +67,9 @@ class Impl:
                 except (SubmissionError, NotImplementedError, *PASSTHROUGH.values()) as e:
                     out.append(e)
             return out
-        return [self._unwrap(target, response)]  # raises: the whole batch failed
+        if type(response) is dict and set(response) == {"raised"}:
+            self._unwrap(target, response)  # the whole batch failed: raises what it raised
+        raise SubmissionError(f"{target}: malformed response from the implementation")
 
     def get(self, target: str):
         return self._unwrap(target, self._send({"op": "get", "target": target}))

@@ -74,11 +74,7 @@ def to_plain(obj: Any, depth: int = 0) -> Any:
     if depth > MAX_DEPTH:
         raise Unsupported("value nested too deeply")
     t = type(obj)
-    if obj is None or t is bool or t is str:
-        return obj
-    if t is int:
-        return obj
-    if t is float:
+    if obj is None or t in (bool, int, float, str):  # exact types: subclasses can forge __eq__
         return obj
     if isinstance(obj, np.generic):  # numpy scalars become plain Python numbers
         if isinstance(obj, np.bool_):
@@ -154,9 +150,7 @@ def from_plain(node: Any, resolve_struct: Callable[[str, dict], Any] | None = No
     if depth > MAX_DEPTH:
         raise DecodeError("value nested too deeply")
     t = type(node)
-    if node is None or t in (bool, int, str):
-        return node
-    if t is float:
+    if node is None or t in (bool, int, float, str):
         return node
     if t is list:
         return [from_plain(v, resolve_struct, depth + 1) for v in node]
