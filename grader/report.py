@@ -65,6 +65,7 @@ def write_atomically(results: dict, out: Path) -> None:
         with os.fdopen(fd, "w") as f:
             json.dump(results, f, indent=2)
             f.write("\n")
+        os.chmod(tmp, 0o644)  # mkstemp makes it 0600: a TA outside the container must read it
         os.replace(tmp, out)
     except BaseException:
         os.unlink(tmp)

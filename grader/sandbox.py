@@ -43,7 +43,10 @@ WORKER_UID = 64999  # an otherwise unused uid: killing "all its processes" hits 
 class Limits:
     time_per_test: float = 30.0        # wall seconds for all the calls of one test
     startup: float = 60.0              # wall seconds for the worker to import torch and say ready
-    memory_bytes: int | None = 4 * GIB  # address space (None when CUDA is in use: it maps TBs)
+    # Address space the tests may use beyond what importing torch mapped (CPU torch maps ~0.75
+    # GiB, CUDA torch ~3.1 GiB, so this is the old 4 GiB cap on CPU torch). None when CUDA is
+    # in use: it reserves terabytes of virtual memory; the container's memory limit applies.
+    memory_bytes: int | None = 13 * GIB // 4
     cpu_seconds: int = 1800            # CPU time over the worker's whole life
     file_bytes: int = 64 << 20         # largest file it may write, its output log included
     disk_bytes: int = 256 << 20        # its scratch tmpfs
@@ -51,7 +54,8 @@ class Limits:
     threads: int = 2
 
     def describe_memory(self) -> str:
-        return f"{self.memory_bytes / GIB:g} GiB" if self.memory_bytes else "none set"
+        return (f"{self.memory_bytes / GIB:g} GiB beyond torch's own" if self.memory_bytes
+                else "none set")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,7 +170,14 @@ class Sandbox(Impl):
         self.starts += 1
         run = self.root / f"run{self.starts}"
         lib, sub, work, stage = run / "lib", run / "submission", run / "work", run / "stage"
-        shutil.copytree(SEAM, lib / "seam", ignore=shutil.ignore_patterns("__pycache__"))
+        # copyfile, not copy2: the worker must read its seam whatever the checkout's modes
+        # (a Docker image may chmod tests/ go-rwx); the copy gets 0644 files in 0755 folders.
+        shutil.copytree(SEAM, lib / "seam", ignore=shutil.ignore_patterns("__pycache__"),
+                        copy_function=shutil.copyfile)
+        for d, _, files in os.walk(lib):
+            os.chmod(d, 0o755)
+            for f in files:
+                os.chmod(os.path.join(d, f), 0o644)
         sub.mkdir(parents=True)
         for problem in PROBLEMS:  # only the expected modules; everything else is ignored
             src = self.submission_dir / f"{problem}.py"
