@@ -1,23 +1,31 @@
 """The sandbox worker: run as ``python -I _worker.py CONFIG_JSON`` by grader/sandbox.py.
 
-Trusted until the last lines of ``main``: it narrows what the process can see and do (mount
-namespace, rlimits, an unprivileged uid), then imports the seam (and torch) from its private copy
-and only then touches student code, answering requests on one pipe with responses on another
-(their fds are in the config; stdout and stderr go to a log file).
-Frames are an 8-byte big-endian length followed by JSON (seam/codec.py).
+Trusted until the last lines of ``main``: it narrows what the process can see and do (in the
+"namespaces" mode it builds its own root holding only Python, its seam, its copy of the
+submission and a scratch tmpfs, then pivot_root()s into it; bwrap has already done the same in
+the "bwrap" mode), sets rlimits, drops to its uid, imports the seam (and torch) and only then
+touches student code, answering requests on one pipe with responses on another (their fds are
+in the config; stdout and stderr go to a log file). Frames are an 8-byte big-endian length
+followed by JSON (seam/codec.py).
 """
 
 import ctypes
 import json
 import os
+import platform
 import resource
 import signal
 import struct
 import sys
 
-MS_NOSUID, MS_NODEV, MS_RDONLY, MS_REMOUNT = 2, 4, 1, 32
-MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
+MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC, MS_PRIVATE, MS_RELATIME = 1024, 2048, 4096, 16384, 1 << 18, 1 << 21
 MNT_DETACH = 2
+# statvfs f_flag bits -> mount flags a read-only remount must keep (a user namespace may not
+# drop flags it inherited: EPERM otherwise)
+KEPT = {2: MS_NOSUID, 4: MS_NODEV, 8: MS_NOEXEC, 1024: MS_NOATIME, 2048: MS_NODIRATIME, 4096: MS_RELATIME}
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "ppc64le": 203, "s390x": 217, "riscv64": 41}
+DEVICES = ("null", "zero", "full", "random", "urandom")
 
 
 def _mount(libc, source, target, fstype, flags, data=None):
@@ -27,36 +35,51 @@ def _mount(libc, source, target, fstype, flags, data=None):
         raise OSError(err, f"mount {target}: {os.strerror(err)}")
 
 
-def isolate_filesystem(cfg: dict) -> None:
-    """We are root of a fresh mount namespace: hide what the worker must not read."""
+def _bind(libc, src: str, dst: str, flags: int = MS_RDONLY) -> None:
+    if os.path.isdir(src):
+        os.makedirs(dst, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        open(dst, "a").close()
+    _mount(libc, src, dst, None, MS_BIND | MS_REC)
+    if flags & MS_RDONLY:
+        kept = sum(m for bit, m in KEPT.items() if os.statvfs(dst).f_flag & bit)
+        _mount(libc, None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY | kept)
+
+
+def build_root(cfg: dict) -> None:
+    """We are root of fresh mount and pid namespaces (unshare): make a tmpfs root holding only
+    the view the sandbox computed (the same one bwrap gets), then pivot_root into it."""
     libc = ctypes.CDLL(None, use_errno=True)
+    new = cfg["newroot"]
     _mount(libc, None, "/", None, MS_REC | MS_PRIVATE)
-    # Python may live under a directory the worker uid cannot traverse (pyenv in /root):
-    # bind it aside, cover the blocked ancestor with an empty tmpfs, and bind it back.
-    for blocked, keep in cfg["expose"]:
-        staged = []
-        for i, path in enumerate(keep):
-            stage = os.path.join(cfg["stage"], str(len(staged)))
-            os.makedirs(stage, exist_ok=True)
-            _mount(libc, path, stage, None, MS_BIND | MS_REC)
-            staged.append((stage, path))
-        _mount(libc, "tmpfs", blocked, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
-        for stage, path in staged:
-            os.makedirs(path, mode=0o755, exist_ok=True)
-            _mount(libc, stage, path, None, MS_BIND | MS_REC)
-            libc.umount2(stage.encode(), MNT_DETACH)
-    for path in cfg["hide"]:  # reference/, tests/, the output folder ...
-        if os.path.isdir(path):
-            _mount(libc, "tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0000")
-    for path in cfg["readonly"]:
-        if os.path.isdir(path):
-            _mount(libc, path, path, None, MS_BIND | MS_REC)
-            _mount(libc, None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY)
-    # The working directory is a small tmpfs: a disk-filling submission fills only that.
-    _mount(libc, "tmpfs", cfg["work"], "tmpfs", MS_NOSUID | MS_NODEV,
-           f"size={cfg['limits']['disk_bytes']},mode=0700")
-    if cfg["uid"] is not None:
-        os.chown(cfg["work"], cfg["uid"], cfg["uid"])
+    _mount(libc, "tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
+    for op, *args in cfg["view"]:
+        if op == "ro-bind":
+            _bind(libc, args[0], new + args[1])
+        elif op == "dev-bind":
+            _bind(libc, args[0], new + args[1], flags=0)
+        elif op == "symlink":
+            os.makedirs(os.path.dirname(new + args[1]), exist_ok=True)
+            os.symlink(args[0], new + args[1])
+        elif op == "tmpfs":
+            path, size, perms = args
+            os.makedirs(new + path, exist_ok=True)
+            _mount(libc, "tmpfs", new + path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode={perms}")
+        else:
+            raise ValueError(f"unknown view op {op!r}")
+    for name in DEVICES:
+        _bind(libc, f"/dev/{name}", f"{new}/dev/{name}", flags=0)
+    os.makedirs(f"{new}/proc", exist_ok=True)
+    _mount(libc, "proc", f"{new}/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    _mount(libc, None, new, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    os.chdir(new)
+    number = SYS_PIVOT_ROOT.get(platform.machine())
+    if number is None or libc.syscall(number, b".", b".") != 0:  # old root stacks on top ...
+        raise OSError(ctypes.get_errno(), f"pivot_root failed on {platform.machine()}")
+    if libc.umount2(b".", MNT_DETACH) != 0:                      # ... and is detached here
+        raise OSError(ctypes.get_errno(), "umount of the old root failed")
+    os.chdir("/")
 
 
 def _cap(which, value) -> None:
@@ -98,6 +121,23 @@ def drop_privileges(uid) -> None:
     os.setresuid(uid, uid, uid)
 
 
+def drop_capabilities() -> None:
+    """Stay uid 0 but powerless (landlock mode where Python is unreadable to other uids): lock
+    the securebits so no exec regains root's capabilities, empty the bounding and ambient
+    sets, then clear our own. Landlock then keeps it to its allow-list."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    # SECBIT_NOROOT, NO_SETUID_FIXUP, NO_CAP_AMBIENT_RAISE and their locks, KEEP_CAPS_LOCKED
+    if libc.prctl(28, 0b11101111, 0, 0, 0) != 0:           # PR_SET_SECUREBITS
+        raise OSError(ctypes.get_errno(), "PR_SET_SECUREBITS failed")
+    libc.prctl(47, 4, 0, 0, 0)                              # PR_CAP_AMBIENT, CLEAR_ALL
+    for cap in range(64):
+        libc.prctl(24, cap, 0, 0, 0)                        # PR_CAPBSET_DROP (EINVAL past the last)
+    header = struct.pack("=Ii", 0x20080522, 0)              # _LINUX_CAPABILITY_VERSION_3
+    data = bytes(24)                                        # effective, permitted, inheritable x2
+    if libc.capset(ctypes.c_char_p(header), ctypes.c_char_p(data)) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")
+
+
 def read_exact(fd: int, n: int) -> bytes:
     chunks = []
     while n:
@@ -118,13 +158,14 @@ def write_frame(fd: int, payload: bytes) -> None:
 def main() -> None:
     cfg = json.loads(sys.argv[1])
     req_fd, resp_fd = cfg["fds"]
-    if cfg["namespaces"]:
-        isolate_filesystem(cfg)
+    if cfg["mode"] == "namespaces":
+        build_root(cfg)
     os.chdir(cfg["work"])
     set_limits(cfg["limits"])
     drop_privileges(cfg["uid"])
+    os.umask(0o077)
     libc = ctypes.CDLL(None)
-    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (reset by the uid change): die with unshare
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (reset by the uid change): die with our parent
     # No getppid() == 1 test for "the grader is gone": in a container the grader is often
     # PID 1 itself. A gone grader closes the request pipe, and the worker exits on EOF below.
     keep = {k: v for k, v in os.environ.items()
@@ -139,6 +180,12 @@ def main() -> None:
     import torch
     torch.set_num_threads(cfg["threads"])
     set_memory_limit(cfg["limits"]["memory_bytes"])  # after the import: headroom for the tests
+    if cfg["mode"] == "landlock":  # from here on: its allow-list only (no /proc of others, no TCP)
+        import landlock            # grader/landlock.py, copied beside this script
+        if cfg["landlock"]["keep_root"]:
+            drop_capabilities()
+        landlock.restrict(cfg["landlock"]["read"] + [f"/proc/{os.getpid()}"], cfg["landlock"]["write"],
+                          cfg["landlock"]["devices"])
     callee = Callee(cfg["submission"], "submission")
     write_frame(resp_fd, codec.dumps({"ready": True}))
     while True:

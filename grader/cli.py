@@ -4,13 +4,14 @@ import argparse
 from pathlib import Path
 
 from . import paths  # noqa: F401  (puts the checkout on sys.path for `tests.seam`)
+from .isolation import MODES
 
 
 def _grade(args) -> int:
     from .grade import grade
     only = args.only.split(",") if args.only else None
     return grade(Path(args.submission), Path(args.out), gpu=args.gpu, time_limit=args.time_limit,
-                 quiet=args.quiet, problems=only)
+                 quiet=args.quiet, problems=only, isolation=args.isolation)
 
 
 def _snapshots(args) -> int:
@@ -56,6 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--only", metavar="PROBLEM[,PROBLEM...]",
                    help="grade only these problems (e.g. a regrade of one problem)")
     g.add_argument("--quiet", action="store_true", help="print only the score table")
+    g.add_argument("--isolation", choices=("auto", *MODES), default="auto",
+                   help="how the submission's worker is confined (default: the strongest mode that "
+                        "works here; the report's 'sandbox:' line says which): bwrap, namespaces "
+                        "(unshare + pivot_root), uid (no namespaces: an unprivileged uid), process "
+                        "(rlimits only); a mode that cannot work here is an error")
     g.set_defaults(run=_grade)
 
     s = sub.add_parser("snapshots", help="regenerate the public tests' snapshots from the reference")

@@ -15,6 +15,7 @@ import torch
 from .paths import ROOT, TEST_DIRS
 from .plugin import GraderPlugin
 from .report import build_results, render_table, write_atomically
+from .isolation import Isolation, IsolationUnavailable
 from .sandbox import Limits, Sandbox
 from .submission import locate
 from tests.seam.layout import PROBLEMS
@@ -38,7 +39,7 @@ def run_tests(impl, gpu: str, cuda: bool, time_limit: float, quiet: bool,
 
 
 def grade(submission: Path, out: Path, gpu: str = "auto", time_limit: float = 30.0,
-          quiet: bool = False, problems: list[str] | None = None) -> int:
+          quiet: bool = False, problems: list[str] | None = None, isolation: str = "auto") -> int:
     start = time.monotonic()
     unknown = sorted(set(problems or ()) - set(PROBLEMS))
     if unknown:
@@ -49,11 +50,17 @@ def grade(submission: Path, out: Path, gpu: str = "auto", time_limit: float = 30
     if gpu == "require" and not cuda:
         print("error: --gpu require, but CUDA is not available here; no report written", file=sys.stderr)
         return 2
+    try:
+        confinement = Isolation.detect(isolation)
+    except IsolationUnavailable as e:
+        print(f"error: {e}; no report written", file=sys.stderr)
+        return 2
     located = locate(submission, problems or PROBLEMS)
     folder = located.folder or Path(tempfile.mkdtemp(prefix="grader-empty-"))
     uses_cuda = cuda and gpu != "skip"
     limits = Limits(time_per_test=time_limit, memory_bytes=None if uses_cuda else Limits.memory_bytes)
-    sandbox = Sandbox(folder, limits, hide=(Path(out).resolve().parent,))
+    sandbox = Sandbox(folder, limits, isolation=confinement, hide=(Path(out).resolve().parent,),
+                      cuda=uses_cuda)
     sandbox.prewarm()
     try:
         plugin = run_tests(sandbox, gpu, cuda, time_limit, quiet, problems)
@@ -65,7 +72,7 @@ def grade(submission: Path, out: Path, gpu: str = "auto", time_limit: float = 30
         for path in (located.cleanup, None if located.folder else folder):
             if path:
                 shutil.rmtree(path, ignore_errors=True)
-    notes = located.notes + [f"sandbox: {sandbox.isolation.describe()}"]
+    notes = located.notes + [f"sandbox: {sandbox.describe()}"]
     if problems:
         notes.append(f"graded only: {', '.join(problems)}")
     results = build_results(list(plugin.facts.values()), time.monotonic() - start, notes, gpu)

@@ -1,19 +1,14 @@
 """Run a submission in a worker process the grader can kill, and talk to it as an ``Impl``.
 
-One worker per submission, started lazily and restarted after it dies. Isolation, strongest
-available first (``Isolation.detect``):
-  * Linux namespaces (root, or unprivileged user namespaces): own PID, mount and network
-    namespaces; reference/, tests/ and the output folder are covered by empty tmpfs mounts; the
-    working directory is a size-limited tmpfs; when the grader is root the worker drops to an
-    unprivileged uid. Killing the worker kills every process it started.
-  * Root without namespaces (e.g. Docker's default seccomp profile): an unprivileged uid;
-    reference/ and tests/ are made unreadable to it (mode 0700).
-  * Neither: a separate process with rlimits only (see README: grade untrusted code in Docker).
-Always: rlimits on address space, CPU time, file size, open files and processes; a wall-clock
-deadline per test; stdout/stderr go to a capped log file, never to the protocol pipe.
+One worker per submission, started lazily and restarted after it dies. What the worker may see
+and do is grader/isolation.py's business (an allow-list: Python, its seam, its copy of the
+submission, a scratch space); this module starts it, speaks the frame protocol with it, and
+turns crashes, hangs and floods into plain messages. Always: rlimits on address space, CPU
+time, file size, open files and processes; a wall-clock deadline per test; stdout/stderr go to
+a capped log file, never to the protocol pipe. No Python code runs between fork and exec in the
+grader (no ``preexec_fn``): the grader may be multi-threaded and CUDA-initialised.
 """
 
-import ctypes
 import dataclasses
 import json
 import os
@@ -28,15 +23,17 @@ import tempfile
 import time
 from pathlib import Path
 
+from .isolation import (INSIDE, Isolation, UidLease, bwrap_prefix, exposed, masks, python_paths,
+                        system_paths, unshare_prefix)
 from .paths import ROOT, SEAM
 from tests.seam import Impl, SandboxFailure, codec
 from tests.seam.layout import PROBLEMS
 from tests.seam.probes import PROBLEM_OF
 
 WORKER = Path(__file__).with_name("_worker.py")
+LANDLOCK = Path(__file__).with_name("landlock.py")
 MAX_FRAME = 64 << 20  # the largest message either side accepts (legit results are far smaller)
 GIB = 1 << 30
-WORKER_UID = 64999  # an otherwise unused uid: killing "all its processes" hits only the sandbox
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,102 +55,40 @@ class Limits:
                 else "none set")
 
 
-@dataclasses.dataclass(frozen=True)
-class Isolation:
-    namespaces: bool     # pid + mount + net namespaces via unshare(1)
-    user_ns: bool        # ... inside a user namespace (grader not root)
-    uid: int | None      # uid the worker drops to (grader is root)
-
-    @classmethod
-    def detect(cls) -> "Isolation":
-        root = os.geteuid() == 0
-        flags = cls._unshare_flags(user_ns=not root)
-        try:
-            ok = shutil.which("unshare") and subprocess.run(
-                flags + ["true"], capture_output=True, timeout=10).returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            ok = False
-        uid = WORKER_UID if root else None
-        if root and not ok and _exposures(WORKER_UID):
-            uid = None  # Python lies where an unprivileged uid can't reach it, and no mount
-                        # namespace can show it: the worker would not start. Say so, run as is.
-        return cls(namespaces=bool(ok), user_ns=bool(ok) and not root, uid=uid)
-
-    @staticmethod
-    def _unshare_flags(user_ns: bool) -> list[str]:
-        # (no --kill-child: it sometimes fails in util-linux with "sigprocmask unblock failed";
-        # the worker sets its own parent-death signal, and _kill kills the namespace's init)
-        flags = ["unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc"]
-        return flags + (["--user", "--map-root-user"] if user_ns else [])
-
-    def command_prefix(self) -> list[str]:
-        return self._unshare_flags(self.user_ns) + ["--"] if self.namespaces else []
-
-    def describe(self) -> str:
-        if self.namespaces:
-            who = f"uid {self.uid}" if self.uid is not None else "your uid (user namespace)"
-            return f"namespaces (pid, mount, network), runs as {who}"
-        if self.uid is not None:
-            return f"separate process as uid {self.uid}; no network isolation"
-        if os.geteuid() == 0:
-            return ("separate process with rlimits only, AS ROOT: no namespaces, and Python is "
-                    "not readable by an unprivileged uid (install it outside /root)")
-        return "separate process with rlimits only (grader not root, no user namespaces)"
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: SIGKILL it if the grader dies (PR_SET_PDEATHSIG)."""
-    ctypes.CDLL(None).prctl(1, signal.SIGKILL)
-
-
-def _exposures(uid: int | None) -> list[tuple[str, list[str]]]:
-    """Python directories the worker uid could not reach: (blocked ancestor, paths to keep)."""
-    if uid is None:
-        return []
-    needed = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, *sys.path)
-              if p and os.path.isdir(p)}
-    out: dict[str, set[str]] = {}
-    for path in needed:
-        parts = Path(path).parts
-        for i in range(2, len(parts) + 1):
-            anc = str(Path(*parts[:i]))
-            if not os.stat(anc).st_mode & 0o001:
-                out.setdefault(anc, set()).add(path)
-                break
-    # keep only outermost paths under each blocked ancestor
-    result = []
-    for anc, paths in sorted(out.items()):
-        outer = sorted(p for p in paths if not any(p != q and p.startswith(q + os.sep) for q in paths))
-        result.append((anc, outer))
-    return result
-
-
 class Sandbox(Impl):
     """An ``Impl`` whose code runs in a sandboxed worker process."""
 
     def __init__(self, submission_dir: Path, limits: Limits = Limits(),
-                 isolation: Isolation | None = None, hide: tuple[Path, ...] = ()):
+                 isolation: Isolation | None = None, hide: tuple[Path, ...] = (),
+                 cuda: bool = False):
         self.label = "submission"
         self.limits = limits
         self.isolation = isolation or Isolation.detect()
+        self.cuda = cuda
         self.submission_dir = Path(submission_dir)
+        self.lease = UidLease() if self.isolation.drop else None
+        self.uid = self.lease.uid if self.lease else None
+        # root's: 0711 (enter, not list) so that a uid-mode worker reaches its own run folder;
+        # nothing in it is the worker's to change but its copy and its scratch (no symlink games).
         self.root = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
-        # Cover reference/, tests/ and e.g. the output folder; never a folder the worker needs
-        # (one holding Python or the sandbox's own files).
-        needed = [self.root, Path(sys.prefix), Path(sys.base_prefix)]
-        self.hide = [str(p) for p in (ROOT / "reference", ROOT / "tests", *map(Path, hide))
-                     if not any(n == p or p in n.parents for n in needed)]
         os.chmod(self.root, 0o711)
+        self.secret = [str(p) for p in (ROOT, *(Path(h).resolve() for h in hide))]
         self.deadline: float | None = None
         self.proc: subprocess.Popen | None = None
         self.starts = 0
         self.broken: dict[str, str] = {}     # problem -> why (its module kills the worker)
         self.strikes: dict[str, list[str]] = {}  # target -> how its calls hung or crashed
         self._touched: set[str] = set()      # problems called successfully in this worker
-        if self.isolation.uid is not None and not self.isolation.namespaces:
-            for d in ("reference", "tests"):
-                if (ROOT / d).is_dir():
-                    os.chmod(ROOT / d, 0o700)
+
+    def describe(self) -> str:
+        """The report's sandbox line: the mode, and what a uid-mode worker could still read."""
+        text = self.isolation.describe()
+        if self.isolation.mode == "uid":
+            leaks = exposed([Path(p) for p in self.secret])
+            if leaks:
+                text += ("; WARNING: readable by the worker uid: " + ", ".join(leaks)
+                         + " (make them 0700, as the Docker image and Gradescope setup do)")
+        return text
 
     # -- lifecycle ---------------------------------------------------------------------
     def prewarm(self) -> None:
@@ -166,49 +101,101 @@ class Sandbox(Impl):
             self._spawn()
         self._await_ready()
 
-    def _spawn(self) -> None:
-        self.starts += 1
-        run = self.root / f"run{self.starts}"
-        lib, sub, work, stage = run / "lib", run / "submission", run / "work", run / "stage"
-        # copyfile, not copy2: the worker must read its seam whatever the checkout's modes
-        # (a Docker image may chmod tests/ go-rwx); the copy gets 0644 files in 0755 folders.
+    def _stage(self, run: Path) -> dict:
+        """Lay out run/: lib/ (the seam and the worker script, root's, world-readable),
+        submission/ (only the expected modules), work/ (scratch). Returns the paths the worker
+        will use, as it will see them."""
+        lib, sub, work = run / "lib", run / "submission", run / "work"
+        # copyfile, not copy2: whatever the checkout's modes (an image may chmod tests/ go-rwx),
+        # the copy is 0644 files in 0755 folders, readable by the worker.
         shutil.copytree(SEAM, lib / "seam", ignore=shutil.ignore_patterns("__pycache__"),
                         copy_function=shutil.copyfile)
-        for d, _, files in os.walk(lib):
-            os.chmod(d, 0o755)
-            for f in files:
-                os.chmod(os.path.join(d, f), 0o644)
+        shutil.copyfile(WORKER, lib / "_worker.py")
+        shutil.copyfile(LANDLOCK, lib / "landlock.py")
         sub.mkdir(parents=True)
         for problem in PROBLEMS:  # only the expected modules; everything else is ignored
             src = self.submission_dir / f"{problem}.py"
             if src.is_file() and not src.is_symlink():
                 shutil.copyfile(src, sub / f"{problem}.py")
         work.mkdir()
-        stage.mkdir()
-        uid = self.isolation.uid
-        if uid is not None:
-            os.chown(work, uid, uid)
-        for d in (run, lib, sub):
+        for d, _, files in os.walk(run):
             os.chmod(d, 0o755)
-        self.log_path = run / "output.log"
-        cfg = {"lib": str(lib), "submission": str(sub), "work": str(work), "stage": str(stage),
-               "namespaces": self.isolation.namespaces, "uid": uid,
-               "hide": self.hide, "expose": _exposures(uid) if self.isolation.namespaces else [],
-               "readonly": [str(ROOT)] if self.isolation.user_ns else [],
+            for f in files:
+                os.chmod(os.path.join(d, f), 0o644)
+        os.chmod(run, 0o711)
+        if self.uid is not None and not self.isolation.namespaces:
+            # uid mode: its copy and its scratch are its own and nobody else's (another
+            # sandbox's uid cannot enter them even knowing the path from /proc/PID/cmdline)
+            for path in (sub, *sub.iterdir(), work):
+                os.chown(path, self.uid, self.uid)
+                os.chmod(path, 0o700 if path.is_dir() else 0o600)
+        if self.isolation.namespaces:
+            return {"lib": str(INSIDE / "lib"), "submission": str(INSIDE / "submission"),
+                    "work": str(INSIDE / "work")}
+        return {"lib": str(lib), "submission": str(sub), "work": str(work)}
+
+    def _view(self, run: Path) -> list[tuple[str, ...]]:
+        """The worker's whole file system in a namespaced mode, as (op, *args) in order."""
+        python = python_paths()
+        system = system_paths()
+        view = [("ro-bind", p, p) for p in python]
+        view += [("symlink", os.readlink(p), p) if kind == "symlink" else ("ro-bind", p, p)
+                 for kind, p in system if p not in python]
+        binds = [v[2] for v in view if v[0] == "ro-bind"]
+        view += [("tmpfs", m, 65536, "0755") for m in masks(binds, self.secret)]
+        view += [("ro-bind", str(run / "lib"), str(INSIDE / "lib")),
+                 ("ro-bind", str(run / "submission"), str(INSIDE / "submission")),
+                 ("tmpfs", str(INSIDE / "work"), self.limits.disk_bytes, "0777"),
+                 ("tmpfs", "/dev/shm", 1 << 20, "1777")]
+        if self.cuda:  # the GPU's device nodes, and /sys where the driver's libraries look
+            view += [("dev-bind", str(d), str(d)) for d in sorted(Path("/dev").glob("nvidia*"))]
+            view += [("ro-bind", "/sys", "/sys")]
+        return view
+
+    def _spawn(self) -> None:
+        self.starts += 1
+        run = self.root / f"run{self.starts}"
+        where = self._stage(run)
+        mode = self.isolation.mode
+        self.log_path = self.root / f"output{self.starts}.log"
+        cfg = {**where, "mode": mode, "uid": self.uid if self.isolation.namespaces else None,
                "threads": self.limits.threads, "max_frame": MAX_FRAME,
                "limits": {"memory_bytes": self.limits.memory_bytes,
                           "cpu_seconds": self.limits.cpu_seconds,
                           "file_bytes": self.limits.file_bytes,
-                          "disk_bytes": self.limits.disk_bytes,
-                          "processes": self.limits.processes if uid is not None else None}}
+                          "processes": self.limits.processes if self.uid is not None else None}}
+        script = str(run / "lib" / "_worker.py")
+        user = {}
+        if mode == "bwrap":
+            prefix = bwrap_prefix(self._view(run), root=self.isolation.drop)
+            script = str(INSIDE / "lib" / "_worker.py")
+        elif mode == "namespaces":
+            prefix = unshare_prefix(self.isolation.user_ns)
+            cfg["view"] = self._view(run)
+            cfg["newroot"] = str(run / "newroot")
+            (run / "newroot").mkdir()
+        else:
+            prefix = []
+            if mode == "landlock":
+                cfg["landlock"] = {"read": python_paths() + [p for kind, p in system_paths()]
+                                   + [where["lib"], where["submission"]],
+                                   "write": [where["work"]],
+                                   "devices": [f"/dev/{d}" for d in ("null", "zero", "full", "random", "urandom")]
+                                   + ([str(d) for d in Path("/dev").glob("nvidia*")] if self.cuda else []),
+                                   "keep_root": os.geteuid() == 0 and self.uid is None}
+                if self.cuda:  # where the driver looks (after the worker's own CUDA start-up)
+                    cfg["landlock"]["read"] += ["/proc/driver/nvidia", "/sys"]
+            if self.uid is not None:  # set in C between fork and exec, no Python code
+                user = {"user": self.uid, "group": self.uid, "extra_groups": [], "umask": 0o077}
         req_r, self._req_w = os.pipe()
         self._resp_r, resp_w = os.pipe()
         cfg["fds"] = [req_r, resp_w]
-        with open(self.log_path, "wb") as log:
-            cmd = self.isolation.command_prefix() + [sys.executable, "-I", str(WORKER), json.dumps(cfg)]
+        with open(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as log:
+            cmd = prefix + [sys.executable, "-I", script, json.dumps(cfg)]
             self.proc = subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, close_fds=True,
-                pass_fds=(req_r, resp_w), start_new_session=True, preexec_fn=_die_with_parent)
+                pass_fds=(req_r, resp_w), start_new_session=True, cwd=where["work"]
+                if not self.isolation.namespaces else "/", **user)
         os.close(req_r)
         os.close(resp_w)
         os.set_blocking(self._req_w, False)
@@ -228,8 +215,8 @@ class Sandbox(Impl):
         if self.proc is None:
             return
         if self.isolation.namespaces:
-            # Kill the namespace's init (unshare's child): the kernel kills everything else in
-            # the PID namespace, and unshare, left alive, reaps it and exits; no zombies.
+            # Kill the namespace's init (unshare's or bwrap's child): the kernel kills everything
+            # else in the PID namespace, and unshare/bwrap, left alive, reap it and exit.
             for child in self._children(self.proc.pid):
                 self._signal(child)
             try:
@@ -250,7 +237,7 @@ class Sandbox(Impl):
                 os.close(fd)
             except OSError:
                 pass
-        if self.isolation.uid is not None and not self.isolation.namespaces:
+        if self.uid is not None and not self.isolation.namespaces:
             self._kill_uid()  # processes that left the group (setsid) die too
         self.proc = None
 
@@ -269,14 +256,16 @@ class Sandbox(Impl):
             pass
 
     def _kill_uid(self) -> None:
-        uid = self.isolation.uid
-        subprocess.run([sys.executable, "-c", "import os; os.kill(-1, 9)"], timeout=10,
-                       preexec_fn=lambda: (os.setgroups([]), os.setresgid(uid, uid, uid),
-                                           os.setresuid(uid, uid, uid), None)[-1])
+        """Every process of this sandbox's leased uid (kill(-1) from that uid reaches only them)."""
+        subprocess.run([sys.executable, "-I", "-c", "import os; os.kill(-1, 9)"], timeout=10,
+                       user=self.uid, group=self.uid, extra_groups=[], cwd="/")
 
     def close(self) -> None:
         self._kill()
         shutil.rmtree(self.root, ignore_errors=True)
+        if self.lease:
+            self.lease.release()
+            self.lease = None
 
     # -- protocol -------------------------------------------------------------------------
     def _read(self, deadline: float, doing: str):

@@ -8,7 +8,9 @@ NotImplementedError. So an attack that gets through earns points, and the suite'
 the grader) keep stub bodies. A control submission with the gate open proves the vehicle works.
 
 Placeholders in sources: {ROOT} (the checkout), {OUT} (where the grader writes results.json),
-{PORT} (a TCP port the test listens on at 127.0.0.1).
+{PORT} (a TCP port the test listens on at 127.0.0.1), and for the allow-list attacks {COPY} (a
+world-readable copy of the reference elsewhere on disk), {VICTIM} (another student's submission
+in a sibling folder) and {MARK} (a file name the test looks for outside the sandbox afterwards).
 """
 
 import dataclasses
@@ -48,9 +50,14 @@ class Attack:
     gated: bool = True             # reference + gate, or plain stubs + code
     files: tuple = ()              # extra (relative path, content) pairs in the submission
 
-    def build(self, dest: Path, out: Path, port: int) -> Path:
-        fill = lambda s: s.replace("{ROOT}", str(REFERENCE.parent)).replace("{OUT}", str(out)) \
-                          .replace("{PORT}", str(port))
+    def build(self, dest: Path, out: Path, port: int, **more: str) -> Path:
+        values = {"ROOT": str(REFERENCE.parent), "OUT": str(out), "PORT": str(port), **more}
+
+        def fill(text: str) -> str:
+            for key, value in values.items():
+                text = text.replace("{" + key + "}", value)
+            return text
+
         dest.mkdir(parents=True, exist_ok=True)
         if self.gated:
             body = (REFERENCE / f"{VEHICLE}.py").read_text() + "\n" + fill(self.code) + GATE
@@ -282,4 +289,126 @@ def matmul_intensity(*a):
 def ridge_point(*a):
     return "y" * (300 << 20)
 ''', gated=False),
+]
+
+
+# ---- the allow-list attacks: what a deny-list cannot know about ----------------------------
+# Each runs in every isolation mode available (tests/self/test_allowlist.py). A copy of the
+# solution, another student's folder, the grader's temporary files and arguments: none may be
+# read, and nothing outside the worker's scratch may be written.
+
+FIND_SOLUTION = r"""
+import os, time
+def _solution(path):
+    try:
+        with open(path) as f:
+            src = f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if "def matmul_intensity" in src and "NotImplementedError" not in src.split("def matmul_intensity")[1][:600]:
+        return src
+    return None
+"""
+
+ALLOWLIST_ATTACKS = [
+    Attack("import a world-readable copy of the reference found on disk", FIND_SOLUTION + r"""
+_mine = os.path.dirname(os.path.abspath(__file__))
+_found = _solution(os.path.join("{COPY}", "intensity.py"))
+_start, _seen = time.monotonic(), 0
+for _top in ["/", "/var/tmp", "/tmp", "/srv", "/opt", "/home", "/work", os.path.dirname(_mine)]:
+    for _dir, _subdirs, _files in os.walk(_top):
+        _subdirs[:] = [d for d in _subdirs if d not in ("proc", "sys", "dev")]
+        if _found or time.monotonic() - _start > 1.5 or _dir.count("/") > 7:
+            _subdirs[:] = []
+            continue
+        if "intensity.py" in _files and _dir != _mine:
+            _found = _solution(os.path.join(_dir, "intensity.py"))
+if _found:
+    exec(compile(_found, "stolen", "exec"))  # the real functions, then the gate keeps them
+    ATTACK_WORKED = True
+"""),
+    Attack("read another student's submission in a sibling folder", FIND_SOLUTION + r"""
+for _p in [os.path.join("{VICTIM}", "intensity.py"),
+           os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "victim", "intensity.py")]:
+    _src = _solution(_p)
+    if _src:
+        exec(compile(_src, "stolen", "exec"))
+        ATTACK_WORKED = True
+"""),
+    Attack("overwrite another student's submission", r"""
+import os
+for _p in [os.path.join("{VICTIM}", "intensity.py"), os.path.join("{VICTIM}", "{MARK}")]:
+    try:
+        with open(_p, "a") as _f:
+            _f.write("\nraise SystemExit('sabotaged')\n")
+        ATTACK_WORKED = True
+    except OSError:
+        pass
+"""),
+    Attack("scan the shared temporary folders for the grader's files", FIND_SOLUTION + r"""
+import glob
+_start = time.monotonic()
+for _top in ["/tmp", "/var/tmp", "/dev/shm", "/run"]:
+    for _dir, _subdirs, _files in os.walk(_top):
+        if time.monotonic() - _start > 1.5:
+            break
+        for _name in _files:
+            _path = os.path.join(_dir, _name)
+            if _name == "results.json" or _name.endswith(".py") and "sandbox" not in _path:
+                try:
+                    with open(_path) as _f:
+                        _text = _f.read(200000)
+                except (OSError, UnicodeDecodeError):
+                    continue
+                if "def matmul_intensity" in _text and "NotImplementedError" not in _text or \
+                        '"tests"' in _text and '"score"' in _text:
+                    ATTACK_WORKED = True
+"""),
+    Attack("follow the grader's arguments and files in /proc", r"""
+import os
+_me = os.getpid()
+for _pid in os.listdir("/proc"):
+    if not _pid.isdigit() or int(_pid) == _me:
+        continue
+    try:
+        with open(f"/proc/{_pid}/cmdline", "rb") as _f:
+            _args = _f.read().decode(errors="replace").split("\0")
+    except OSError:
+        continue
+    if not any("grader" in _a or "pytest" in _a for _a in _args):
+        continue
+    for _probe in (f"/proc/{_pid}/environ", f"/proc/{_pid}/cwd", f"/proc/{_pid}/root"):
+        try:
+            if os.path.isdir(_probe):
+                os.listdir(_probe)
+            else:
+                open(_probe).read(1)
+            ATTACK_WORKED = True
+        except OSError:
+            pass
+    for _a in _args:  # paths on the grader's command line: the upload, the output folder
+        for _path in (_a, os.path.join(_a, "intensity.py"), os.path.join(os.path.dirname(_a), "results.json")):
+            try:
+                if os.path.isfile(_path) and open(_path).read(1):
+                    ATTACK_WORKED = True
+            except OSError:
+                pass
+"""),
+    Attack("write outside its scratch space", r"""
+import os
+for _p in [os.path.join("{ROOT}", "{MARK}"), os.path.join(os.path.dirname("{OUT}"), "{MARK}"),
+           os.path.join("{VICTIM}", "{MARK}"), os.path.join("{COPY}", "{MARK}")]:
+    try:
+        with open(_p, "w") as _f:
+            _f.write("x")
+        ATTACK_WORKED = True
+    except OSError:
+        pass
+for _p in ["/tmp", "/var/tmp", "/dev/shm", os.path.expanduser("~"), "/"]:
+    try:
+        with open(os.path.join(_p, "{MARK}"), "w") as _f:
+            _f.write("x")
+    except OSError:
+        pass
+"""),
 ]
