@@ -14,7 +14,10 @@ import json
 import os
 import platform
 import resource
+import select
+import shutil
 import signal
+import socket
 import struct
 import sys
 
@@ -155,37 +158,26 @@ def write_frame(fd: int, payload: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def main() -> None:
-    cfg = json.loads(sys.argv[1])
-    req_fd, resp_fd = cfg["fds"]
-    if cfg["mode"] == "namespaces":
-        build_root(cfg)
-    os.chdir(cfg["work"])
+def serve(cfg: dict, req_fd: int, resp_fd: int) -> None:
+    """The worker proper, in a child forked for one submission: confine, then answer requests."""
     set_limits(cfg["limits"])
-    drop_privileges(cfg["uid"])
+    if cfg["uid"] is not None:
+        drop_privileges(cfg["uid"])
+    elif cfg["mode"] == "landlock" and cfg["landlock"]["keep_root"]:
+        drop_capabilities()
     os.umask(0o077)
-    libc = ctypes.CDLL(None)
-    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (reset by the uid change): die with our parent
-    # No getppid() == 1 test for "the grader is gone": in a container the grader is often
-    # PID 1 itself. A gone grader closes the request pipe, and the worker exits on EOF below.
-    keep = {k: v for k, v in os.environ.items()
-            if k in ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_HOME")}
-    os.environ.clear()
-    os.environ.update(keep)
-    os.environ.update({"HOME": cfg["work"], "TMPDIR": cfg["work"], "PATH": "/usr/bin:/bin",
-                       "OMP_NUM_THREADS": str(cfg["threads"])})
-    sys.path.insert(0, cfg["lib"])
-    from seam import codec                 # imports torch and numpy before any student code
-    from seam.callee import Callee
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with the zygote
+    if os.getppid() != cfg["zygote_pid"]:
+        os._exit(1)  # the zygote died before the line above
     import torch
     torch.set_num_threads(cfg["threads"])
-    set_memory_limit(cfg["limits"]["memory_bytes"])  # after the import: headroom for the tests
+    set_memory_limit(cfg["limits"]["memory_bytes"])  # torch is mapped already: headroom for tests
     if cfg["mode"] == "landlock":  # from here on: its allow-list only (no /proc of others, no TCP)
         import landlock            # grader/landlock.py, copied beside this script
-        if cfg["landlock"]["keep_root"]:
-            drop_capabilities()
         landlock.restrict(cfg["landlock"]["read"] + [f"/proc/{os.getpid()}"], cfg["landlock"]["write"],
                           cfg["landlock"]["devices"])
+    from seam import codec
+    from seam.callee import Callee
     callee = Callee(cfg["submission"], "submission")
     write_frame(resp_fd, codec.dumps({"ready": True}))
     while True:
@@ -205,6 +197,156 @@ def main() -> None:
             payload = codec.dumps({"raised": {"type": "Unsupported", "message": str(e)[:500],
                                               "where": ""}, "id": rid})
         write_frame(resp_fd, payload)
+
+
+# -- the zygote ----------------------------------------------------------------------------
+# Importing torch costs seconds; forking costs milliseconds. The zygote imports the seam and
+# torch once, runs no student code, and forks a fresh child for each submission (and after each
+# crash). Between two children it kills every process the last one left (it is their subreaper,
+# and in a pid namespace kill(-1) reaches them all) and empties the scratch folder, so nothing
+# of one submission is left for the next. Control messages (JSON, one per datagram, file
+# descriptors attached with SCM_RIGHTS) travel on a SEQPACKET socket.
+
+def _send(ctl: socket.socket, message: dict) -> None:
+    ctl.send(json.dumps(message).encode())
+
+
+def _descendants() -> list[int]:
+    out, todo = [], [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children") as f:
+                    kids = [int(k) for k in f.read().split()]
+            except OSError:
+                continue
+            out += kids
+            todo += kids
+    return out
+
+
+def clean_up(cfg: dict) -> None:
+    """Kill whatever the last child left behind, reap it, and empty the scratch folder."""
+    for _ in range(100):
+        if cfg["mode"] in ("bwrap", "namespaces"):
+            try:
+                os.kill(-1, signal.SIGKILL)  # everyone in our pid namespace but us and its init
+            except ProcessLookupError:
+                pass
+        left = _descendants()
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+        if not left and not _descendants():
+            break
+    if cfg["uid"] is not None and cfg["mode"] not in ("bwrap", "namespaces"):
+        pid = os.fork()  # processes of its uid outside our tree (none can leave it, but cheap)
+        if pid == 0:
+            try:
+                drop_privileges(cfg["uid"])
+                os.kill(-1, signal.SIGKILL)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+    work = cfg["work"]
+    for name in os.listdir(work):
+        path = os.path.join(work, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+def main() -> None:
+    cfg = json.loads(sys.argv[1])
+    ctl = socket.socket(fileno=cfg["ctl"])
+    if cfg["mode"] == "namespaces":
+        build_root(cfg)
+    os.chdir(cfg["work"])
+    libc = ctypes.CDLL(None)
+    libc.prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG: die with the grader (or bwrap, unshare)
+    libc.prctl(36, 1, 0, 0, 0)      # PR_SET_CHILD_SUBREAPER: orphans of a child come to us
+    libc.prctl(4, 0, 0, 0, 0)       # PR_SET_DUMPABLE 0: no ptrace, no /proc/PID/mem of the zygote
+    # No getppid() == 1 test for "the grader is gone": in a container the grader is often PID 1
+    # itself. A gone grader closes the control socket, and the zygote exits on EOF below.
+    keep = {k: v for k, v in os.environ.items()
+            if k in ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_HOME")}
+    os.environ.clear()
+    os.environ.update(keep)
+    os.environ.update({"HOME": cfg["work"], "TMPDIR": cfg["work"], "PATH": "/usr/bin:/bin",
+                       "OMP_NUM_THREADS": str(cfg["threads"])})
+    sys.path.insert(0, cfg["lib"])
+    from seam import codec, callee  # noqa: F401  imports torch and numpy, never student code
+    cfg["zygote_pid"] = os.getpid()
+    _send(ctl, {"ready": True})
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(ctl, 4096, 4)
+        except OSError:
+            data, fds = b"", []
+        if not data:
+            clean_up(cfg)
+            os._exit(0)
+        order = json.loads(data)
+        if order.get("op") != "fork" or len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            continue
+        req_fd, resp_fd, log_fd = fds
+        pid = os.fork()
+        if pid == 0:
+            try:
+                ctl.close()
+                os.dup2(log_fd, 1)
+                os.dup2(log_fd, 2)
+                os.close(log_fd)
+                serve(cfg, req_fd, resp_fd)
+            except BaseException:
+                import traceback
+                traceback.print_exc()
+            finally:
+                os._exit(1)
+        for fd in fds:
+            os.close(fd)
+        status = _await_child(ctl, pid, cfg)
+        clean_up(cfg)
+        _send(ctl, {"exited": status})
+
+
+def _await_child(ctl: socket.socket, pid: int, cfg: dict) -> int:
+    """The child's wait status, when it ends by itself or when the grader says kill."""
+    pidfd = os.pidfd_open(pid)
+    try:
+        while True:
+            ready = select.select([ctl, pidfd], [], [])[0]
+            if pidfd in ready:
+                return os.waitpid(pid, 0)[1]
+            data = ctl.recv(4096)
+            if not data or json.loads(data).get("op") == "kill":
+                os.kill(pid, signal.SIGKILL)
+                status = os.waitpid(pid, 0)[1]
+                if not data:  # the grader is gone
+                    clean_up(cfg)
+                    os._exit(0)
+                return status
+    finally:
+        os.close(pidfd)
 
 
 if __name__ == "__main__":

@@ -197,8 +197,8 @@ def bwrap_prefix(mounts: list[tuple[str, ...]], root: bool) -> list[str]:
     cmd = ["bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
            "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--proc", "/proc",
            "--dev", "/dev"]
-    if root:  # the worker drops to its uid itself; bwrap keeps only what that needs
-        cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    if root:  # each child drops to the uid itself; the zygote kills what it leaves behind
+        cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_KILL"]
     else:
         cmd += ["--unshare-user"]
     made = {"/"}

@@ -1,6 +1,8 @@
 """Run a submission in a worker process the grader can kill, and talk to it as an ``Impl``.
 
-One worker per submission, started lazily and restarted after it dies. What the worker may see
+A zygote (``Zygote``: the sandboxed process that imported torch once and never runs student
+code) forks one worker per submission, and a fresh one after each crash; a batch's job keeps
+one zygote for all its submissions. What the worker may see
 and do is grader/isolation.py's business (an allow-list: Python, its seam, its copy of the
 submission, a scratch space); this module starts it, speaks the frame protocol with it, and
 turns crashes, hangs and floods into plain messages. Always: rlimits on address space, CPU
@@ -16,6 +18,7 @@ import secrets
 import select
 import shutil
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -55,96 +58,64 @@ class Limits:
                 else "none set")
 
 
-class Sandbox(Impl):
-    """An ``Impl`` whose code runs in a sandboxed worker process."""
+class Zygote:
+    """The sandboxed process that forks workers: one per Sandbox, or one per batch job.
 
-    def __init__(self, submission_dir: Path, limits: Limits = Limits(),
-                 isolation: Isolation | None = None, hide: tuple[Path, ...] = (),
-                 cuda: bool = False):
-        self.label = "submission"
+    Its folder (0711, root's): lib/ (the seam, the worker script; world-readable), inbox/ (the
+    current submission's modules, restaged before each fork), work/ (scratch, emptied by the
+    zygote between two workers), and a log per worker. In the namespaced modes the zygote's view
+    holds only Python, lib/, inbox/ and a work tmpfs (isolation.py)."""
+
+    def __init__(self, limits: Limits = Limits(), isolation: Isolation | None = None,
+                 cuda: bool = False, hide: tuple[Path, ...] = ()):
         self.limits = limits
         self.isolation = isolation or Isolation.detect()
         self.cuda = cuda
-        self.submission_dir = Path(submission_dir)
         self.lease = UidLease() if self.isolation.drop else None
         self.uid = self.lease.uid if self.lease else None
-        # root's: 0711 (enter, not list) so that a uid-mode worker reaches its own run folder;
-        # nothing in it is the worker's to change but its copy and its scratch (no symlink games).
+        self.secret = [str(p) for p in (ROOT, *(Path(h).resolve() for h in hide))]
+        # root's and 0711 (enter, not list): a uid-mode worker reaches its inbox and scratch, and
+        # nothing here is its to change but those (no symlink games with the grader's files).
         self.root = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
         os.chmod(self.root, 0o711)
-        self.secret = [str(p) for p in (ROOT, *(Path(h).resolve() for h in hide))]
-        self.deadline: float | None = None
-        self.proc: subprocess.Popen | None = None
-        self.starts = 0
-        self.broken: dict[str, str] = {}     # problem -> why (its module kills the worker)
-        self.strikes: dict[str, list[str]] = {}  # target -> how its calls hung or crashed
-        self._touched: set[str] = set()      # problems called successfully in this worker
-
-    def describe(self) -> str:
-        """The report's sandbox line: the mode, and what a uid-mode worker could still read."""
-        text = self.isolation.describe()
-        if self.isolation.mode == "uid":
-            leaks = exposed([Path(p) for p in self.secret])
-            if leaks:
-                text += ("; WARNING: readable by the worker uid: " + ", ".join(leaks)
-                         + " (make them 0700, as the Docker image and Gradescope setup do)")
-        return text
-
-    # -- lifecycle ---------------------------------------------------------------------
-    def prewarm(self) -> None:
-        """Start a worker now (it imports torch while pytest collects); the first call awaits it."""
-        if self.proc is None:
-            self._spawn()
-
-    def _start(self) -> None:
-        if self.proc is None:
-            self._spawn()
-        self._await_ready()
-
-    def _stage(self, run: Path) -> dict:
-        """Lay out run/: lib/ (the seam and the worker script, root's, world-readable),
-        submission/ (only the expected modules), work/ (scratch). Returns the paths the worker
-        will use, as it will see them."""
-        lib, sub, work = run / "lib", run / "submission", run / "work"
-        # copyfile, not copy2: whatever the checkout's modes (an image may chmod tests/ go-rwx),
-        # the copy is 0644 files in 0755 folders, readable by the worker.
-        shutil.copytree(SEAM, lib / "seam", ignore=shutil.ignore_patterns("__pycache__"),
-                        copy_function=shutil.copyfile)
-        shutil.copyfile(WORKER, lib / "_worker.py")
-        shutil.copyfile(LANDLOCK, lib / "landlock.py")
-        sub.mkdir(parents=True)
-        for problem in PROBLEMS:  # only the expected modules; everything else is ignored
-            src = self.submission_dir / f"{problem}.py"
-            if src.is_file() and not src.is_symlink():
-                shutil.copyfile(src, sub / f"{problem}.py")
-        work.mkdir()
-        for d, _, files in os.walk(run):
+        self.lib, self.inbox, self.work = self.root / "lib", self.root / "inbox", self.root / "work"
+        shutil.copytree(SEAM, self.lib / "seam", ignore=shutil.ignore_patterns("__pycache__"),
+                        copy_function=shutil.copyfile)  # 0644 whatever the checkout's modes
+        shutil.copyfile(WORKER, self.lib / "_worker.py")
+        shutil.copyfile(LANDLOCK, self.lib / "landlock.py")
+        for d, _, files in os.walk(self.lib):
             os.chmod(d, 0o755)
             for f in files:
                 os.chmod(os.path.join(d, f), 0o644)
-        os.chmod(run, 0o711)
-        if self.uid is not None and not self.isolation.namespaces:
-            # uid mode: its copy and its scratch are its own and nobody else's (another
-            # sandbox's uid cannot enter them even knowing the path from /proc/PID/cmdline)
-            for path in (sub, *sub.iterdir(), work):
-                os.chown(path, self.uid, self.uid)
-                os.chmod(path, 0o700 if path.is_dir() else 0o600)
+        for d in (self.inbox, self.work):
+            d.mkdir(mode=0o700)
+            if self.uid is not None and not self.isolation.namespaces:
+                os.chown(d, self.uid, self.uid)  # its copy and its scratch are its own, no one else's
+            else:
+                os.chmod(d, 0o755)
+        self.proc: subprocess.Popen | None = None
+        self.ctl: socket.socket | None = None
+        self.ready = False
+        self.child_alive = False
+        self.forks = 0
+
+    # -- the zygote itself ---------------------------------------------------------------
+    def _paths(self) -> dict:
         if self.isolation.namespaces:
             return {"lib": str(INSIDE / "lib"), "submission": str(INSIDE / "submission"),
                     "work": str(INSIDE / "work")}
-        return {"lib": str(lib), "submission": str(sub), "work": str(work)}
+        return {"lib": str(self.lib), "submission": str(self.inbox), "work": str(self.work)}
 
-    def _view(self, run: Path) -> list[tuple[str, ...]]:
-        """The worker's whole file system in a namespaced mode, as (op, *args) in order."""
+    def _view(self) -> list[tuple[str, ...]]:
+        """The whole file system of a namespaced zygote, as (op, *args) in order."""
         python = python_paths()
-        system = system_paths()
         view = [("ro-bind", p, p) for p in python]
         view += [("symlink", os.readlink(p), p) if kind == "symlink" else ("ro-bind", p, p)
-                 for kind, p in system if p not in python]
+                 for kind, p in system_paths() if p not in python]
         binds = [v[2] for v in view if v[0] == "ro-bind"]
         view += [("tmpfs", m, 65536, "0755") for m in masks(binds, self.secret)]
-        view += [("ro-bind", str(run / "lib"), str(INSIDE / "lib")),
-                 ("ro-bind", str(run / "submission"), str(INSIDE / "submission")),
+        view += [("ro-bind", str(self.lib), str(INSIDE / "lib")),
+                 ("ro-bind", str(self.inbox), str(INSIDE / "submission")),
                  ("tmpfs", str(INSIDE / "work"), self.limits.disk_bytes, "0777"),
                  ("tmpfs", "/dev/shm", 1 << 20, "1777")]
         if self.cuda:  # the GPU's device nodes, and /sys where the driver's libraries look
@@ -152,73 +123,87 @@ class Sandbox(Impl):
             view += [("ro-bind", "/sys", "/sys")]
         return view
 
-    def _spawn(self) -> None:
-        self.starts += 1
-        run = self.root / f"run{self.starts}"
-        where = self._stage(run)
+    def start(self) -> None:
+        """Start the zygote (it imports torch); ``await_ready`` waits for it."""
         mode = self.isolation.mode
-        self.log_path = self.root / f"output{self.starts}.log"
-        cfg = {**where, "mode": mode, "uid": self.uid if self.isolation.namespaces else None,
-               "threads": self.limits.threads, "max_frame": MAX_FRAME,
+        where = self._paths()
+        cfg = {**where, "mode": mode, "uid": self.uid, "threads": self.limits.threads,
+               "max_frame": MAX_FRAME,
                "limits": {"memory_bytes": self.limits.memory_bytes,
                           "cpu_seconds": self.limits.cpu_seconds,
                           "file_bytes": self.limits.file_bytes,
                           "processes": self.limits.processes if self.uid is not None else None}}
-        script = str(run / "lib" / "_worker.py")
-        user = {}
+        script = str(self.lib / "_worker.py")
         if mode == "bwrap":
-            prefix = bwrap_prefix(self._view(run), root=self.isolation.drop)
+            prefix = bwrap_prefix(self._view(), root=os.geteuid() == 0)
             script = str(INSIDE / "lib" / "_worker.py")
         elif mode == "namespaces":
             prefix = unshare_prefix(self.isolation.user_ns)
-            cfg["view"] = self._view(run)
-            cfg["newroot"] = str(run / "newroot")
-            (run / "newroot").mkdir()
+            cfg["view"] = self._view()
+            cfg["newroot"] = str(self.root / "newroot")
+            (self.root / "newroot").mkdir(exist_ok=True)
         else:
             prefix = []
-            if mode == "landlock":
-                cfg["landlock"] = {"read": python_paths() + [p for kind, p in system_paths()]
-                                   + [where["lib"], where["submission"]],
-                                   "write": [where["work"]],
-                                   "devices": [f"/dev/{d}" for d in ("null", "zero", "full", "random", "urandom")]
-                                   + ([str(d) for d in Path("/dev").glob("nvidia*")] if self.cuda else []),
-                                   "keep_root": os.geteuid() == 0 and self.uid is None}
-                if self.cuda:  # where the driver looks (after the worker's own CUDA start-up)
-                    cfg["landlock"]["read"] += ["/proc/driver/nvidia", "/sys"]
-            if self.uid is not None:  # set in C between fork and exec, no Python code
-                user = {"user": self.uid, "group": self.uid, "extra_groups": [], "umask": 0o077}
-        req_r, self._req_w = os.pipe()
-        self._resp_r, resp_w = os.pipe()
-        cfg["fds"] = [req_r, resp_w]
+        if mode == "landlock":
+            cfg["landlock"] = {"read": python_paths() + [p for _, p in system_paths()]
+                               + [where["lib"], where["submission"]],
+                               "write": [where["work"]],
+                               "devices": [f"/dev/{d}" for d in ("null", "zero", "full", "random", "urandom")]
+                               + ([str(d) for d in Path("/dev").glob("nvidia*")] if self.cuda else []),
+                               "keep_root": os.geteuid() == 0 and self.uid is None}
+            if self.cuda:  # where the driver looks
+                cfg["landlock"]["read"] += ["/proc/driver/nvidia", "/sys"]
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        cfg["ctl"] = theirs.fileno()
+        self.log_path = self.root / "zygote.log"
         with open(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as log:
-            cmd = prefix + [sys.executable, "-I", script, json.dumps(cfg)]
             self.proc = subprocess.Popen(
-                cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, close_fds=True,
-                pass_fds=(req_r, resp_w), start_new_session=True, cwd=where["work"]
-                if not self.isolation.namespaces else "/", **user)
-        os.close(req_r)
-        os.close(resp_w)
-        os.set_blocking(self._req_w, False)
-        self._touched = set()
-        self._ready = False
+                prefix + [sys.executable, "-I", script, json.dumps(cfg)], stdin=subprocess.DEVNULL,
+                stdout=log, stderr=log, close_fds=True, pass_fds=(theirs.fileno(),),
+                start_new_session=True, cwd="/" if self.isolation.namespaces else where["work"])
+        theirs.close()
+        self.ctl = ours
+        self.ready = False
+        self.child_alive = False
 
-    def _await_ready(self) -> None:
-        if self._ready:
+    def await_ready(self, deadline: float) -> None:
+        if self.ready:
             return
-        hello = self._read(time.monotonic() + self.limits.startup, "starting")
-        if hello != {"ready": True}:
-            self._kill()
-            raise SandboxFailure(f"the worker did not start: {self._log_tail()}")
-        self._ready = True
+        message = self._recv(deadline)
+        if message != {"ready": True}:
+            why = self.log_tail()
+            self.terminate()
+            raise SandboxFailure(f"the sandbox did not start: {why or message}")
+        self.ready = True
 
-    def _kill(self) -> None:
+    def _recv(self, deadline: float):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([self.ctl], [], [], left)[0]:
+            return None
+        try:
+            data = self.ctl.recv(4096)
+        except OSError:
+            return None
+        try:
+            return json.loads(data) if data else None
+        except ValueError:
+            return None
+
+    def log_tail(self, limit: int = 400) -> str:
+        return _tail(self.log_path, limit)
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def terminate(self) -> None:
+        """Kill the zygote and everything it started."""
         if self.proc is None:
             return
         if self.isolation.namespaces:
             # Kill the namespace's init (unshare's or bwrap's child): the kernel kills everything
             # else in the PID namespace, and unshare/bwrap, left alive, reap it and exit.
-            for child in self._children(self.proc.pid):
-                self._signal(child)
+            for child in _children(self.proc.pid):
+                _signal(child)
             try:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
@@ -232,40 +217,177 @@ class Sandbox(Impl):
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
+        if self.uid is not None and not self.isolation.namespaces:
+            # every process of the leased uid (kill(-1) from that uid reaches only them)
+            subprocess.run([sys.executable, "-I", "-c", "import os; os.kill(-1, 9)"], timeout=10,
+                           user=self.uid, group=self.uid, extra_groups=[], cwd="/")
+        if self.ctl is not None:
+            self.ctl.close()
+        self.proc, self.ctl, self.ready, self.child_alive = None, None, False, False
+
+    def close(self) -> None:
+        self.terminate()
+        shutil.rmtree(self.root, ignore_errors=True)
+        if self.lease:
+            self.lease.release()
+            self.lease = None
+
+    # -- its workers ---------------------------------------------------------------------
+    def fork(self, submission_dir: Path, deadline: float) -> tuple[int, int, Path]:
+        """A fresh worker for ``submission_dir``: (request fd to write, response fd to read, its
+        log). The previous worker must be gone (``kill_child``)."""
+        if not self.alive():
+            self.terminate()
+            self.start()
+        self.await_ready(deadline)
+        self._restage(submission_dir)
+        self.forks += 1
+        log_path = self.root / f"worker{self.forks}.log"
+        log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        req_r, req_w = os.pipe()
+        resp_r, resp_w = os.pipe()
+        try:
+            socket.send_fds(self.ctl, [json.dumps({"op": "fork"}).encode()], [req_r, resp_w, log_fd])
+        except OSError as e:
+            for fd in (req_w, resp_r):
+                os.close(fd)
+            self.terminate()
+            raise SandboxFailure(f"the sandbox's zygote is gone ({e}): {self.log_tail()}") from None
+        finally:
+            for fd in (req_r, resp_w, log_fd):
+                os.close(fd)
+        self.child_alive = True
+        os.set_blocking(req_w, False)
+        return req_w, resp_r, log_path
+
+    def _restage(self, submission_dir: Path) -> None:
+        """inbox/ := the expected modules of ``submission_dir``, and nothing else."""
+        for old in self.inbox.iterdir():
+            old.unlink() if not old.is_dir() or old.is_symlink() else shutil.rmtree(old)
+        for problem in PROBLEMS:
+            src = Path(submission_dir) / f"{problem}.py"
+            if src.is_file() and not src.is_symlink():
+                dest = self.inbox / f"{problem}.py"
+                shutil.copyfile(src, dest)
+                if self.uid is not None and not self.isolation.namespaces:
+                    os.chown(dest, self.uid, self.uid)
+                    os.chmod(dest, 0o600)
+                else:
+                    os.chmod(dest, 0o644)
+
+    def exit_code(self, timeout: float) -> int | None:
+        """The ended worker's exit code (negative: killed by that signal), once the zygote has
+        cleaned up after it; None if the zygote does not say."""
+        if not self.child_alive:
+            return None
+        message = self._recv(time.monotonic() + timeout)
+        if type(message) is dict and type(message.get("exited")) is int:
+            self.child_alive = False
+            return os.waitstatus_to_exitcode(message["exited"])
+        self.terminate()  # no word from the zygote: start over
+        return None
+
+    def kill_child(self) -> None:
+        """Kill the current worker and whatever it started; the zygote survives for the next."""
+        if not self.child_alive:
+            return
+        try:
+            self.ctl.send(json.dumps({"op": "kill"}).encode())
+        except OSError:
+            self.terminate()
+            return
+        self.exit_code(timeout=10)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _signal(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _tail(path: Path, limit: int) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.path.getsize(path) - limit))
+            return f.read().decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+class Sandbox(Impl):
+    """An ``Impl`` whose code runs in a sandboxed worker process, forked by a zygote: its own,
+    or a batch job's shared one (``zygote=``; then ``close`` leaves it running)."""
+
+    def __init__(self, submission_dir: Path, limits: Limits = Limits(),
+                 isolation: Isolation | None = None, hide: tuple[Path, ...] = (),
+                 cuda: bool = False, zygote: Zygote | None = None):
+        self.label = "submission"
+        self.submission_dir = Path(submission_dir)
+        self.owns_zygote = zygote is None
+        self.zygote = zygote or Zygote(limits, isolation, cuda=cuda, hide=hide)
+        self.limits, self.isolation = self.zygote.limits, self.zygote.isolation
+        self.uid = self.zygote.uid
+        self.root = self.zygote.root
+        self.deadline: float | None = None
+        self.running = False
+        self.starts = 0
+        self.broken: dict[str, str] = {}     # problem -> why (its module kills the worker)
+        self.strikes: dict[str, list[str]] = {}  # target -> how its calls hung or crashed
+        self._touched: set[str] = set()      # problems called successfully in this worker
+
+    def describe(self) -> str:
+        """The report's sandbox line: the mode, and what a uid-mode worker could still read."""
+        text = self.isolation.describe()
+        if self.isolation.mode == "uid":
+            leaks = exposed([Path(p) for p in self.zygote.secret])
+            if leaks:
+                text += ("; WARNING: readable by the worker uid: " + ", ".join(leaks)
+                         + " (make them 0700, as the Docker image and Gradescope setup do)")
+        return text
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def prewarm(self) -> None:
+        """Start the zygote now (it imports torch while pytest collects); the first call awaits it."""
+        if not self.zygote.alive():
+            self.zygote.start()
+
+    def _start(self) -> None:
+        if self.running:
+            return
+        deadline = time.monotonic() + self.limits.startup
+        self.zygote.kill_child()  # a batch's previous submission, if it is still there
+        self._req_w, self._resp_r, self.log_path = self.zygote.fork(self.submission_dir, deadline)
+        self.starts += 1
+        self._touched = set()
+        self.running = True
+        hello = self._read(deadline, "starting")
+        if hello != {"ready": True}:
+            self._kill()
+            raise SandboxFailure(f"the worker did not start: {self._log_tail()}")
+
+    def _kill(self) -> None:
+        if not self.running:
+            return
+        self.running = False
         for fd in (self._req_w, self._resp_r):
             try:
                 os.close(fd)
             except OSError:
                 pass
-        if self.uid is not None and not self.isolation.namespaces:
-            self._kill_uid()  # processes that left the group (setsid) die too
-        self.proc = None
-
-    @staticmethod
-    def _children(pid: int) -> list[int]:
-        try:
-            return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-        except (OSError, ValueError):
-            return []
-
-    @staticmethod
-    def _signal(pid: int) -> None:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-    def _kill_uid(self) -> None:
-        """Every process of this sandbox's leased uid (kill(-1) from that uid reaches only them)."""
-        subprocess.run([sys.executable, "-I", "-c", "import os; os.kill(-1, 9)"], timeout=10,
-                       user=self.uid, group=self.uid, extra_groups=[], cwd="/")
+        self.zygote.kill_child()
 
     def close(self) -> None:
         self._kill()
-        shutil.rmtree(self.root, ignore_errors=True)
-        if self.lease:
-            self.lease.release()
-            self.lease = None
+        if self.owns_zygote:
+            self.zygote.close()
 
     # -- protocol -------------------------------------------------------------------------
     def _read(self, deadline: float, doing: str):
@@ -311,10 +433,7 @@ class Sandbox(Impl):
                 continue
 
     def _death_message(self) -> str:
-        try:
-            code = self.proc.wait(timeout=10) if self.proc else None
-        except subprocess.TimeoutExpired:
-            code = None
+        code = self.zygote.exit_code(timeout=10)
         if code is None:
             how = "the process ended"
         elif code < 0 or code > 128:
@@ -333,12 +452,7 @@ class Sandbox(Impl):
         return how + (f"; its last output: {tail}" if tail else "")
 
     def _log_tail(self, limit: int = 400) -> str:
-        try:
-            with open(self.log_path, "rb") as f:
-                f.seek(max(0, os.path.getsize(self.log_path) - limit))
-                return f.read().decode(errors="replace").strip()
-        except OSError:
-            return ""
+        return _tail(self.log_path, limit) or self.zygote.log_tail(limit)
 
     def _problem_of(self, target: str) -> str:
         head, _, name = target.partition(".")
@@ -357,7 +471,10 @@ class Sandbox(Impl):
         try:
             started = time.monotonic()
             self._start()
-            deadline += time.monotonic() - started  # a (re)start is the grader's time, not the test's
+            spent = time.monotonic() - started  # a (re)start is the grader's time, not the test's:
+            deadline += spent                   # this call's, and the rest of the test's
+            if self.deadline is not None:
+                self.deadline += spent
             if problem and problem not in self._touched:
                 loading = True  # import it alone first: a crash now is the module's, not the call's
                 self._write(codec.dumps({"op": "load", "target": problem, "id": "load"}), deadline)

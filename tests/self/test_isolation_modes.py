@@ -24,7 +24,7 @@ def elementwise_intensity(*a):
         n += 1
 def roofline_seconds(*a):
     out = {"uid": os.getuid(), "cwd": os.getcwd()}
-    for name, path in (("checkout", %r), ("tmp", "/tmp"), ("home", os.path.expanduser("~root"))):
+    for name, path in (("checkout", %r), ("tmp", "/tmp"), ("home", "/root")):
         try:
             out[name] = sorted(os.listdir(path))
         except OSError as e:
