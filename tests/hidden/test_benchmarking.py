@@ -188,6 +188,7 @@ def measure(impl, ref, rounds: int) -> tuple[list[float], list[float]]:
 
 @pytest.mark.points(2)
 @pytest.mark.gpu
+@pytest.mark.gpu_peak
 @pytest.mark.time_limit(120)
 def test_matmul_mfu_gpu_plausible(impl, ref):
     """on the GPU: matmul_mfu of an 8192³ bf16 product is a real utilisation, in (0.05, 1.0]"""
@@ -202,6 +203,7 @@ def test_matmul_mfu_gpu_plausible(impl, ref):
 
 @pytest.mark.points(2)
 @pytest.mark.gpu
+@pytest.mark.gpu_peak
 @pytest.mark.time_limit(120)
 def test_matmul_mfu_gpu_matches_reference(impl, ref):
     """on the GPU: matmul_mfu of an 8192³ bf16 product agrees with the reference's, measured alternately"""
