@@ -358,6 +358,13 @@ def main(argv=None) -> int:
             notes.append("this grader has no --isolation option yet: the no-namespace (uid) grade was not run")
             log(f"{slug}: this grader has no --isolation option yet (unrecognized arguments); not run")
             continue
+        if extra and row["rc"] == 2 and any("--isolation" in s for s in row.get("stderr_tail", [])):
+            # the grader refused the mode on this machine (one line, no report): say why
+            reason = next(s for s in row["stderr_tail"] if "--isolation" in s)
+            row["unavailable"] = reason
+            notes.append(f"the no-namespace (uid) grade could not run on this machine: {reason}")
+            log(f"{slug}: not available on this machine: {reason}")
+            continue
         describe_grade(log, slug, row)
         if "score" not in row or row["score"] != row["max"]:
             problems.append(f"{slug}: not full marks ({row.get('score')}/{row.get('max')}, exit {row['rc']})")

@@ -49,8 +49,11 @@ def test_dry_run_cpu(tmp_path):
     assert all(r["median_reference"] > 0 and r["median_events"] > 0 for r in summary["mfu"])
     ledger = {stage: row["ledger"] for stage, row in summary["memory"]["stages"].items()}
     assert ledger == {"created": 4, "after_backward": 8, "after_step": 16}
-    reference = summary["grades"][0]
+    reference, uid = summary["grades"]
     assert reference["slug"] == "reference" and reference["score"] == reference["max"] > 0
+    # the no-namespace mode: graded with full marks, or refused by this machine with its reason
+    assert uid["slug"] == "reference-uid"
+    assert uid.get("score", -1) == uid.get("max") or uid.get("unavailable") or uid.get("unsupported")
     # every planted optim/benchmarking bug and GPU-only mistake still applies to the reference
     gc = script_module()
     planted = [b for b in all_bugs() if b.problem in gc.BUG_PROBLEMS]
