@@ -52,12 +52,12 @@ ROUNDS = 3
 # (reading memory_reserved is invisible on the CPU; the missing synchronize is also caught on
 # the CPU by the fake-CUDA timing test, and on a GPU must cost MFU points too).
 GPU_ONLY_BUGS = [
-    Bug("optim", "memory_reserved read as allocated",
-        'record["allocated"] = int(torch.cuda.memory_allocated(device))',
-        'record["allocated"] = int(torch.cuda.memory_reserved(device))'),
     Bug("benchmarking", "no synchronize before the first clock read",
         "    if on_cuda:\n        torch.cuda.synchronize(device)  # the warm-up must be finished before t0\n",
         ""),
+    Bug("optim", "memory_reserved read as allocated",
+        'record["allocated"] = int(torch.cuda.memory_allocated(device))',
+        'record["allocated"] = int(torch.cuda.memory_reserved(device))'),
 ]
 BUG_PROBLEMS = ("optim", "benchmarking")
 MFU_PROBLEMS = ("benchmarking",)  # graded one at a time: concurrent grades would skew the timings
@@ -296,7 +296,7 @@ def main(argv=None) -> int:
                         help="seconds for the whole check; grading steps left when it is spent are skipped")
     parser.add_argument("--jobs", type=int, default=4, help="bug grades run at once (not the MFU ones)")
     parser.add_argument("--grade-limit", type=int, default=None,
-                        help="grade only the first N bug submissions (all are still built)")
+                        help="grade only the first N bug submissions, GPU-only mistakes first (all are built)")
     args = parser.parse_args(argv)
 
     cuda = torch.cuda.is_available() and not args.dry_run_cpu
@@ -372,12 +372,12 @@ def main(argv=None) -> int:
     log("\n== 5. planted bugs and GPU-only mistakes, each graded with "
         f"{' '.join(gpu_args)} --only <problem>")
     gpu_names = gpu_test_names()
-    bugs = [("planted", b) for b in all_bugs() if b.problem in BUG_PROBLEMS] + [("gpu-only", b) for b in GPU_ONLY_BUGS]
+    # the GPU-only mistakes first: if the budget runs out, planted bugs (also caught on the CPU) go
+    bugs = [("gpu-only", b) for b in GPU_ONLY_BUGS] + [("planted", b) for b in all_bugs() if b.problem in BUG_PROBLEMS]
     bugs = [(i, kind, bug) for i, (kind, bug) in enumerate(bugs)]
     for i, kind, bug in bugs:   # every one must still apply to the reference, graded or not
         bug.build(out_dir / "submissions" / f"bug{i:02d}-{bug.problem}-{kind}")
-    # --grade-limit N keeps the last N: the GPU-only mistakes come first
-    chosen = bugs if args.grade_limit is None else bugs[len(bugs) - args.grade_limit:] if args.grade_limit else []
+    chosen = bugs if args.grade_limit is None else bugs[:args.grade_limit]
     if len(chosen) < len(bugs):
         notes.append(f"graded {len(chosen)} of {len(bugs)} bug submissions (--grade-limit)")
     rows = summary["bugs"] = bug_rows(log, out_dir, chosen, gpu_args, gpu_names, args.jobs, deadline)
