@@ -97,3 +97,14 @@ def test_grade_on_an_unknown_gpu_gives_full_marks(tmp_path, monkeypatch):
     assert results["score"] == sum(t["max_score"] for t in results["tests"]) > 0
     assert f"GPU: {UNKNOWN}" in results["output"]
     assert results["output"].count(f"not run: unknown GPU '{UNKNOWN}'") == 2
+
+
+def test_gpu_require_accepts_a_known_gpu(tmp_path, monkeypatch):
+    """The refusal is for unknown GPUs only: on an (injected) H100 NVL `--gpu require` grades,
+    and the report names the GPU. dtypes has no GPU tests, so nothing here needs CUDA."""
+    monkeypatch.setattr(gpu_info, "device_name", lambda: "NVIDIA H100 NVL")
+    out = tmp_path / "results.json"
+    assert grade(REFERENCE, out, gpu="require", quiet=True, problems=["dtypes"]) == 0
+    results = json.loads(out.read_text())
+    assert "GPU: NVIDIA H100 NVL" in results["output"] and "not counted" not in results["output"]
+    assert results["score"] == sum(t["max_score"] for t in results["tests"]) > 0
