@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-import torch
 
+from . import gpu as gpu_info
 from .paths import ROOT, TEST_DIRS
 from .plugin import GraderPlugin
 from .report import build_results, render_table, write_atomically
@@ -22,10 +22,10 @@ from tests.seam.layout import PROBLEMS
 
 
 def run_tests(impl, gpu: str, cuda: bool, time_limit: float, quiet: bool,
-              problems: list[str] | None = None) -> GraderPlugin:
+              problems: list[str] | None = None, unknown_gpu: str | None = None) -> GraderPlugin:
     """Run the graded tests (of ``problems``, default all) against ``impl``; the plugin holds
-    one fact per test."""
-    plugin = GraderPlugin(impl, gpu=gpu, cuda=cuda, time_limit=time_limit)
+    one fact per test. ``unknown_gpu``: this GPU's name if the peak table lacks it."""
+    plugin = GraderPlugin(impl, gpu=gpu, cuda=cuda, time_limit=time_limit, unknown_gpu=unknown_gpu)
     paths = [d / f"test_{p}.py" for d in TEST_DIRS for p in problems] if problems else TEST_DIRS
     args = [*(str(p) for p in paths if p.exists()), "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
             "-p", "no:cacheprovider", "-q", "--tb=no", "--no-header", "-rN"]
@@ -46,9 +46,17 @@ def grade(submission: Path, out: Path, gpu: str = "auto", time_limit: float = 30
         print(f"error: unknown problem(s) {', '.join(unknown)}; known: {', '.join(PROBLEMS)}",
               file=sys.stderr)
         return 2
-    cuda = torch.cuda.is_available()
+    gpu_name = gpu_info.device_name()
+    cuda = gpu_name is not None
     if gpu == "require" and not cuda:
         print("error: --gpu require, but CUDA is not available here; no report written", file=sys.stderr)
+        return 2
+    unknown_gpu = gpu_name if cuda and gpu != "skip" and not gpu_info.has_peak(gpu_name) else None
+    if gpu == "require" and unknown_gpu:
+        print(f"error: --gpu require, but this GPU, '{gpu_name}', has no peak FLOP/s in "
+              f"reference/benchmarking.py (PEAK_FLOPS, DEVICE_NAME_RULES), so its MFU tests cannot "
+              f"be graded; add it there, or use --gpu auto to leave them out; no report written",
+              file=sys.stderr)
         return 2
     try:
         confinement = Isolation.detect(isolation)
@@ -63,7 +71,7 @@ def grade(submission: Path, out: Path, gpu: str = "auto", time_limit: float = 30
                       cuda=uses_cuda)
     sandbox.prewarm()
     try:
-        plugin = run_tests(sandbox, gpu, cuda, time_limit, quiet, problems)
+        plugin = run_tests(sandbox, gpu, cuda, time_limit, quiet, problems, unknown_gpu)
     except RuntimeError as e:
         print(f"error: {e}; no report written", file=sys.stderr)
         return 2
@@ -73,6 +81,8 @@ def grade(submission: Path, out: Path, gpu: str = "auto", time_limit: float = 30
             if path:
                 shutil.rmtree(path, ignore_errors=True)
     notes = located.notes + [f"sandbox: {sandbox.describe()}"]
+    if cuda and gpu != "skip":
+        notes.append(f"GPU: {gpu_name}")
     if problems:
         notes.append(f"graded only: {', '.join(problems)}")
     results = build_results(list(plugin.facts.values()), time.monotonic() - start, notes, gpu)

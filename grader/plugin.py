@@ -12,6 +12,7 @@ import pytest
 
 from tests.seam import GRADED_IMPL, Impl, SandboxFailure, SubmissionError
 from tests.seam.layout import PROBLEMS
+from .gpu import unknown_gpu_message
 
 GPU_NOT_RUN = "not run: needs CUDA (GPU tests are graded on a CUDA runner)"
 
@@ -26,6 +27,8 @@ class Fact:
     gpu: bool
     outcome: str = "failed"    # "passed" | "failed" | "not_run"
     message: str = ""
+    needs_peak: bool = False   # marker gpu_peak: an MFU test, needs the GPU in the peak table
+    counted: bool = True       # False: reported in the summary, left out of the total
 
 
 def fact_for(item) -> Fact:
@@ -42,7 +45,8 @@ def fact_for(item) -> Fact:
     title = doc[0].strip() if doc else item.name
     return Fact(nodeid=item.nodeid, problem=problem, title=title, points=float(marker.args[0]),
                 visibility="visible" if kind == "public" else "after_published",
-                gpu=item.get_closest_marker("gpu") is not None)
+                gpu=item.get_closest_marker("gpu") is not None,
+                needs_peak=item.get_closest_marker("gpu_peak") is not None)
 
 
 def failure_text(report) -> str:
@@ -61,8 +65,12 @@ def failure_text(report) -> str:
 
 
 class GraderPlugin:
-    def __init__(self, impl: Impl, gpu: str, cuda: bool, time_limit: float):
+    def __init__(self, impl: Impl, gpu: str, cuda: bool, time_limit: float,
+                 unknown_gpu: str | None = None):
+        """unknown_gpu: the name of this machine's GPU when the reference's peak table lacks it
+        (see gpu.py); its MFU tests are then not run and not counted."""
         self.impl, self.gpu, self.cuda, self.time_limit = impl, gpu, cuda, time_limit
+        self.unknown_gpu = unknown_gpu
         self.facts: dict[str, Fact] = {}
         self.collection_errors: list[str] = []
 
@@ -81,7 +89,14 @@ class GraderPlugin:
             if fact.gpu and self.gpu == "skip":
                 continue  # left out of the total, by request
             self.facts[item.nodeid] = fact
+            if fact.gpu and fact.needs_peak and self.cuda and self.unknown_gpu:
+                # no peak, no MFU, not even the reference's: say so, never charge the student
+                fact.outcome, fact.counted = "not_run", False
+                fact.message = unknown_gpu_message(self.unknown_gpu)
+                continue
             kept.append(item)
+        if len(kept) < len(items):
+            config.hook.pytest_deselected(items=[i for i in items if i not in kept])
         items[:] = kept
 
     def pytest_runtest_setup(self, item):

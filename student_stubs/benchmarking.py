@@ -11,30 +11,45 @@ import time
 import torch
 
 # Dense (NOT 2:4-sparse) peak FLOP/s per device and dtype. The datasheets print the sparse
-# tensor-core figure for bf16/fp16; the dense one is half of it (H100 SXM: 1979e12 / 2).
-# float32 is the non-tensor-core (CUDA core) peak: PyTorch's default keeps TF32 off for
-# matmuls, so an fp32 matmul runs on the CUDA cores.
+# tensor-core figure for bf16/fp16 ("* with sparsity"); the dense one is half of it (H100 SXM:
+# 1979e12 / 2). float32 is the non-tensor-core (CUDA core) peak: PyTorch's default keeps TF32
+# off for matmuls, so an fp32 matmul runs on the CUDA cores.
+# Sources (NVIDIA's product pages / datasheets; bf16 sparse -> dense, fp32):
+#   A100 (40GB/80GB, SXM4 and PCIe alike): nvidia.com/en-us/data-center/a100 — BF16 312 dense
+#     (624 sparse), FP32 19.5 TFLOPS.
+#   H100 SXM / PCIe / NVL: nvidia.com/en-us/data-center/h100 — BF16 1,979* / 1,513* / 1,671*,
+#     FP32 67 / 51 / 60 TFLOPS.
+#   H200 SXM / NVL: nvidia.com/en-us/data-center/h200 — BF16 1,979* / 1,671*, FP32 67 / 60.
+#   GH200 (the Hopper GPU of the Grace Hopper superchip, 96 GB HBM3 or 144 GB HBM3e):
+#     nvidia.com/en-us/data-center/grace-hopper-superchip — BF16 1,979*, FP32 67: the H100 SXM's.
+#   Cross-check: PyTorch's torchtitan (torchtitan/tools/utils.py, get_peak_flops) uses the same
+#   dense bf16 figures (A100 312e12, H100 SXM/H200 989e12, PCIe 756e12, NVL 835e12).
+# The SXM fp32 entry stays 67.5e12 as the course spec fixes it (the datasheet rounds to 67).
 PEAK_FLOPS: dict[str, dict[torch.dtype, float]] = {
     "A100": {torch.bfloat16: 312e12, torch.float16: 312e12, torch.float32: 19.5e12},
     "H100 SXM": {torch.bfloat16: 989.5e12, torch.float16: 989.5e12, torch.float32: 67.5e12},
     "H100 PCIe": {torch.bfloat16: 756.5e12, torch.float16: 756.5e12, torch.float32: 51e12},
+    "H100 NVL": {torch.bfloat16: 835.5e12, torch.float16: 835.5e12, torch.float32: 60e12},
     "H200": {torch.bfloat16: 989.5e12, torch.float16: 989.5e12, torch.float32: 67.5e12},
+    "H200 NVL": {torch.bfloat16: 835.5e12, torch.float16: 835.5e12, torch.float32: 60e12},
+    "GH200": {torch.bfloat16: 989.5e12, torch.float16: 989.5e12, torch.float32: 67.5e12},
 }
 
 # How torch.cuda.get_device_name() spells these cards, mapped to keys of PEAK_FLOPS; tried in
-# this order (most specific first), see peak_flops for the matching rule. Spellings seen:
-# "NVIDIA A100-SXM4-80GB", "NVIDIA A100-PCIE-40GB", "NVIDIA A100 80GB PCIe" (all A100s share
-# the same peak), "NVIDIA H100 80GB HBM3" (the SXM card), "NVIDIA H100 PCIe", "NVIDIA H200".
+# this order (most specific first: "H100 NVL" before "H100"), see peak_flops for the matching
+# rule. Spellings seen: "NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-40GB", "NVIDIA
+# A100-PCIE-40GB", "NVIDIA A100 80GB PCIe" (all A100s share the same peak), "NVIDIA H100 80GB
+# HBM3" (the SXM card), "NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200", "NVIDIA H200
+# NVL", "NVIDIA GH200 480GB".
 DEVICE_NAME_RULES: tuple[tuple[str, str], ...] = (
+    ("H100 NVL", "H100 NVL"),
     ("H100 PCIE", "H100 PCIe"),
     ("H100", "H100 SXM"),
+    ("H200 NVL", "H200 NVL"),
     ("H200", "H200"),
+    ("GH200", "GH200"),
     ("A100", "A100"),
 )
-
-# Names carrying one of these tokens are variants with other clocks/power (H100 NVL, H200
-# NVL) that the table does not cover: they are rejected rather than given a wrong peak.
-UNSUPPORTED_NAME_TOKENS: tuple[str, ...] = ("NVL",)
 
 
 def mfu(flops: int | float, seconds: int | float, peak_flops: int | float) -> float:
@@ -56,13 +71,12 @@ def peak_flops(device_name: str, dtype: torch.dtype) -> float:
 
     Matching rule for device_name (as torch.cuda.get_device_name() spells it): upper-case it
     and split it into tokens at spaces, '-' and '_' ("NVIDIA A100-SXM4-80GB" -> NVIDIA, A100,
-    SXM4, 80GB). If a token is in UNSUPPORTED_NAME_TOKENS, raise ValueError. Otherwise walk
-    DEVICE_NAME_RULES in order; a rule (pattern, key) matches when every space-separated
-    token of pattern is among the name's tokens; the first match gives the PEAK_FLOPS key.
-    So "NVIDIA H100 PCIe" -> "H100 PCIe", "NVIDIA H100 80GB HBM3" -> "H100 SXM",
-    "NVIDIA H200" -> "H200", "NVIDIA A100-PCIE-40GB" -> "A100". A canonical key itself
-    ("H100 SXM", "A100", ...) also matches. Tokens are whole words: "A10" or "GH200" do
-    not match.
+    SXM4, 80GB). Walk DEVICE_NAME_RULES in order; a rule (pattern, key) matches when every
+    space-separated token of pattern is among the name's tokens; the first match gives the
+    PEAK_FLOPS key. So "NVIDIA H100 PCIe" -> "H100 PCIe", "NVIDIA H100 NVL" -> "H100 NVL",
+    "NVIDIA H100 80GB HBM3" -> "H100 SXM", "NVIDIA H200" -> "H200", "NVIDIA GH200 480GB" ->
+    "GH200", "NVIDIA A100-PCIE-40GB" -> "A100". A canonical key itself ("H100 SXM", "A100",
+    ...) also matches. Tokens are whole words: "A10", "A100X" or "H20" match no rule.
 
     Raises ValueError for a device no rule matches (including the CPU) and for a dtype that
     is not in that device's entry (only torch.bfloat16, torch.float16, torch.float32).

@@ -21,6 +21,8 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line("markers", "points(n): points this test is worth in the grade")
     config.addinivalue_line("markers", "gpu: needs CUDA; graded on a CUDA runner")
+    config.addinivalue_line("markers", "gpu_peak: an MFU test: needs the GPU in the reference's peak "
+                                       "table (otherwise not run and not counted)")
     config.addinivalue_line("markers", "time_limit(seconds): wall-clock limit for this test when graded")
 
 

@@ -19,4 +19,7 @@ BUGS = [
     Bug("benchmarking", "FLOP count m·k·n instead of 2·m·k·n",
         "return mfu(2 * m * k * n, seconds, peak)",
         "return mfu(m * k * n, seconds, peak)"),
+    Bug("benchmarking", "H100 NVL read as the SXM card (plain H100 rule tried first)",
+        '    ("H100 NVL", "H100 NVL"),\n    ("H100 PCIE", "H100 PCIe"),\n    ("H100", "H100 SXM"),\n',
+        '    ("H100", "H100 SXM"),\n    ("H100 NVL", "H100 NVL"),\n    ("H100 PCIE", "H100 PCIe"),\n'),
 ]

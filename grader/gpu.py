@@ -1,0 +1,43 @@
+"""The grading machine's GPU as the grader sees it: its name, and whether the reference's peak
+table knows it.
+
+The MFU tests (marker ``gpu_peak``) divide by the GPU's peak FLOP/s, taken from the reference's
+table. On a GPU the table lacks, the reference itself cannot compute an MFU, so those tests say
+nothing about the student: they are reported "not run: unknown GPU '<name>'" and left out of the
+total, never charged to every student. ``--gpu require`` (the TA asked for a full GPU grade)
+refuses to start on such a GPU instead.
+
+``device_name`` is the one place the grader reads the GPU: the self-tests monkeypatch it to
+grade "on" a GPU this machine does not have.
+"""
+
+import importlib
+
+import torch
+
+from .paths import REFERENCE
+from tests.seam.callee import load_package
+
+
+def device_name() -> str | None:
+    """torch.cuda.get_device_name() of the current CUDA device, or None without CUDA."""
+    if not torch.cuda.is_available():
+        return None
+    return torch.cuda.get_device_name()
+
+
+def has_peak(name: str) -> bool:
+    """True if the reference's peak table has a bf16 peak for ``name`` (the MFU tests measure
+    bf16 products)."""
+    load_package(REFERENCE, "grader_reference")   # the trusted reference, never the submission
+    reference = importlib.import_module("grader_reference.benchmarking")
+    try:
+        reference.peak_flops(name, torch.bfloat16)
+    except ValueError:
+        return False
+    return True
+
+
+def unknown_gpu_message(name: str) -> str:
+    return (f"not run: unknown GPU '{name}' (reference/benchmarking.py has no peak FLOP/s for it, "
+            f"so no MFU can be graded on it; not counted)")
