@@ -21,6 +21,7 @@ EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1, 2, 4, 8
 # every filesystem right each ABI version knows (v2 adds REFER, v3 TRUNCATE, v5 IOCTL_DEV)
 FS_RIGHTS = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1,
              5: (1 << 16) - 1}
+IOCTL_DEV = 1 << 15  # ABI >= 5: without it a GPU's device files answer no ioctl (CUDA needs them)
 READ = EXECUTE | READ_FILE | READ_DIR
 FILE_ONLY = EXECUTE | WRITE_FILE | READ_FILE | (1 << 14) | (1 << 15)  # rights valid on a file
 NET_BIND_TCP, NET_CONNECT_TCP = 1, 2          # ABI >= 4
@@ -60,7 +61,7 @@ def restrict(read: list[str], write: list[str], devices: list[str]) -> int:
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
     try:
-        for paths, rights in ((read, READ), (write, fs), (devices, READ_FILE | WRITE_FILE)):
+        for paths, rights in ((read, READ), (write, fs), (devices, READ_FILE | WRITE_FILE | IOCTL_DEV)):
             for path in paths:
                 _allow(libc, ruleset, path, rights & fs)
         if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:

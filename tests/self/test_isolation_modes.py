@@ -3,6 +3,8 @@ answers; each namespaced or Landlock mode shows the worker its allow-list and no
 worker outlives its sandbox; the mode is detected from what the machine allows."""
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -127,3 +129,65 @@ def _works(mode):
         return True
     except IsolationUnavailable:
         return False
+
+
+FIRST = '''
+import os, time
+def ridge_point(peak, bw):
+    with open("left-by-first.txt", "w") as f:
+        f.write("first's scratch")
+    pid = os.fork()
+    if pid == 0:                      # a background process that hides in a new session
+        os.setsid()
+        if os.fork() == 0:
+            while True:
+                time.sleep(0.1)
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return float(os.getpid())
+'''
+
+SECOND = '''
+import os
+def ridge_point(peak, bw):
+    return float(len(os.listdir(".")))
+'''
+
+
+def pythons_under(pid: int) -> list[int]:
+    """Python processes among ``pid`` and its descendants (seen from the grader's side)."""
+    python = os.path.realpath(sys.executable)
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            if os.path.realpath(f"/proc/{p}/exe") == python:
+                found.append(p)
+            for tid in os.listdir(f"/proc/{p}/task"):
+                todo += [int(c) for c in Path(f"/proc/{p}/task/{tid}/children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("isolation", modes())
+def test_a_shared_zygote_leaves_nothing_of_one_submission_to_the_next(isolation, tmp_path):
+    """A batch job's zygote grades submission after submission: the next one finds an empty
+    scratch and no process of the one before (they are killed even after setsid)."""
+    from grader.sandbox import Zygote
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "intensity.py").write_text(FIRST)
+    (tmp_path / "b" / "intensity.py").write_text(SECOND)
+    zygote = Zygote(Limits(time_per_test=10), isolation)
+    try:
+        first = Sandbox(tmp_path / "a", zygote=zygote)
+        first.intensity.ridge_point(1.0, 1.0)
+        first.close()
+        assert len(pythons_under(zygote.proc.pid)) == 1, "a process of the first survived"
+        second = Sandbox(tmp_path / "b", zygote=zygote)
+        assert second.intensity.ridge_point(1.0, 1.0) == 0.0, "the scratch was not emptied"
+        second.close()
+        assert zygote.forks == 2  # one zygote, two workers: torch was imported once
+    finally:
+        zygote.close()
