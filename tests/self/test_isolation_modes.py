@@ -191,3 +191,27 @@ def test_a_shared_zygote_leaves_nothing_of_one_submission_to_the_next(isolation,
         assert zygote.forks == 2  # one zygote, two workers: torch was imported once
     finally:
         zygote.close()
+
+
+def test_no_python_code_runs_between_fork_and_exec(monkeypatch, tmp_path):
+    """A GPU grader is multi-threaded and CUDA-initialised: Python code in a fork of it (a
+    ``preexec_fn``) may deadlock. Every process the sandbox starts, restarts and kills with is
+    set up by the C fork/exec path alone."""
+    import subprocess
+    calls = []
+    real = subprocess.Popen.__init__
+
+    def spy(self, *args, **kwargs):
+        calls.append(kwargs.get("preexec_fn"))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", spy)
+    (tmp_path / "intensity.py").write_text(MODULE)
+    box = Sandbox(tmp_path, Limits(time_per_test=4))
+    try:
+        with pytest.raises(SandboxFailure):
+            box.intensity.matmul_intensity(1, 2, 3, 4)    # kills its worker
+        assert box.intensity.ridge_point(2.0, 1.0) == 2.0  # restarted
+    finally:
+        box.close()
+    assert calls and all(fn is None for fn in calls), calls
