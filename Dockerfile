@@ -44,7 +44,9 @@ COPY assignment ./assignment
 # installs exactly pyproject.toml's pins; the base's torch 2.13.0+cuXXX satisfies
 # `torch==2.13.0` (a local version label matches a pin without one), and the check after it
 # fails the build if pip brought a torch of its own instead. The venv lives outside /grader and
-# stays world-readable: the worker's uid runs on it. /grader itself is root-only.
+# stays world-readable: the worker's uid runs on it. reference/ and tests/ are root-only. (Not
+# /grader as a whole: the grader's sys.path holds it, and the sandbox wants every sys.path
+# entry reachable by the worker's uid before it drops to it.)
 ENV VIRTUAL_ENV=/opt/grader-venv
 RUN python -m venv --without-pip --system-site-packages "$VIRTUAL_ENV" \
     && python -c 'import sys; print("\n".join(p for p in sys.path if p.endswith(("site-packages", "dist-packages"))))' \
@@ -52,8 +54,7 @@ RUN python -m venv --without-pip --system-site-packages "$VIRTUAL_ENV" \
     && "$VIRTUAL_ENV/bin/python" -m pip install --no-cache-dir -e /grader \
     && "$VIRTUAL_ENV/bin/python" -c 'import sys, torch; assert not torch.__file__.startswith(sys.prefix), "pip installed a torch of its own: the base image has no torch 2.13.0"; print("torch", torch.__version__, "cuda", torch.version.cuda)' \
     && rm -rf /grader/build /grader/*.egg-info \
-    && chmod -R go-rwx /grader/reference /grader/tests \
-    && chmod 0700 /grader
+    && chmod -R go-rwx /grader/reference /grader/tests
 ENV PATH="/opt/grader-venv/bin:${PATH}"
 
 ENTRYPOINT ["python", "-m", "grader"]

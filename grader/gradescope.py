@@ -75,8 +75,8 @@ apt-get install -y -qq --no-install-recommends bubblewrap $pkgs >/dev/null
     --extra-index-url "__TORCH_INDEX__" -e "$SOURCE"
 "$VENV/bin/python" -c 'import torch; print("torch", torch.__version__)'
 chmod -R a+rX "$VENV"
-# Nothing of the autograder is the worker's business: root-only (the grader runs as root).
-chmod -R go-rwx "$SOURCE"
+# The reference and the tests are root-only (the grader runs as root; the worker does not).
+chmod -R go-rwx "$SOURCE/reference" "$SOURCE/tests"
 '''
 
 RUN_AUTOGRADER = r'''#!/usr/bin/env bash
@@ -156,10 +156,6 @@ def run_autograder() -> int:
     root = Path(os.environ.get(ROOT_ENV) or DEFAULT_ROOT)
     gpu = os.environ.get("GRADER_GPU") or "skip"
     out = root / "results" / "results.json"
-    try:
-        os.chmod(root, 0o700)  # the worker's uid has nothing to read under /autograder
-    except OSError:
-        pass
     try:
         code = grade(root / "submission", out, gpu=gpu)
     except Exception as e:  # the grader's own failure: still a report (and the traceback in stdout)

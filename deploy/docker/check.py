@@ -83,6 +83,7 @@ def main(argv=None) -> int:
     opts = ap.parse_args(argv)
 
     from grader.report import validate
+    from grader.sandbox import WORKER_UID
     from tests.self.bugs import all_bugs
     bugs = {b.id: b for b in all_bugs()}
     if opts.bug not in bugs:
@@ -116,11 +117,13 @@ def main(argv=None) -> int:
                                 "failed": sorted(failed(results)), "mode": mode}
         summary["sandbox"] = sandbox_line(results)
         full = results["score"] == total and total > 0
-        ok &= full and mode == "0o644"
+        # the worker must have dropped to its uid (not "AS ROOT", e.g. Python unreadable to it)
+        dropped = f"uid {WORKER_UID}" in summary["sandbox"]
+        ok &= full and mode == "0o644" and dropped
         print(f"reference in the container: {results['score']:g}/{total:g} "
               f"({'full marks' if full else 'NOT full marks: ' + ', '.join(sorted(failed(results)))}), "
               f"{secs:.0f} s; results.json mode {mode}")
-        print(f"report: {summary['sandbox']}")
+        print(f"report: {summary['sandbox']}" + ("" if dropped else f"  <- NOT as uid {WORKER_UID}"))
 
         bug_results, secs = grade_in_container(buggy, work / "out-bug")
         validate(bug_results)

@@ -21,6 +21,7 @@ from grader import gradescope
 from grader.grade import run_tests
 from grader.paths import REFERENCE, ROOT
 from grader.report import validate
+from grader.sandbox import WORKER_UID
 from tests.seam import InProcess
 from tests.self.bugs import all_bugs
 
@@ -56,7 +57,7 @@ def test_image_grades_like_the_host(tmp_path):
     ref, bug = s["reference"], s["bug_result"]
     assert ref["score"] == ref["max"] > 0 and not ref["failed"], ref
     assert ref["mode"] == "0o644"
-    assert s["sandbox"].startswith("sandbox: ")
+    assert s["sandbox"].startswith("sandbox: ") and f"uid {WORKER_UID}" in s["sandbox"], s["sandbox"]
     assert bug["failed"] == bug["host_failed"] and bug["failed"], bug
     assert all(name.startswith(f"{BUG.problem}:") for name in bug["failed"])
     assert bug["score"] == ref["score"] - bug["lost"]
