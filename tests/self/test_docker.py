@@ -120,7 +120,8 @@ done
     total = sum(t["max_score"] for t in ref["tests"])
     assert ref["score"] == total > 0, [t["name"] for t in ref["tests"] if t["status"] != "passed"]
     assert ref["output"].splitlines()[1] == gradescope.GPU_NOTE
-    print(next(l for l in ref["output"].splitlines() if l.startswith("sandbox: ")))
+    print(f"gradescope container: reference {ref['score']:g}/{total:g}, planted bug {bug['score']:g}/{total:g}; "
+          + next(l for l in ref["output"].splitlines() if l.startswith("sandbox: ")))
     lost = {t["name"].split(": ", 1)[1] for t in bug["tests"] if t["status"] != "passed"}
     facts = run_tests(InProcess(BUG.build(tmp_path / "inproc"), package="docker_gs_bug"), gpu="skip",
                       cuda=False, time_limit=60, quiet=True, problems=[BUG.problem]).facts.values()
