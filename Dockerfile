@@ -9,7 +9,8 @@
 # container and drops each submission's worker to an unprivileged uid. Under Docker's default
 # seccomp profile the sandbox cannot create namespaces, so it runs in its "uid" mode (the
 # report's "sandbox:" line says which); `--network none` cuts the network, which that mode
-# cannot do itself. No `--init` is needed. results.json is written mode 0644.
+# cannot do itself. No `--init` is needed (the image has its own, tini). results.json is
+# written mode 0644.
 #
 # Base: pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime (torch 2.13.0+cu130, Ubuntu 24.04,
 # Python 3.12; a tag in use in public projects). CUDA 13.0 needs NVIDIA driver >= 580.65.06 on
@@ -23,10 +24,13 @@ FROM ${BASE}
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 
 # bubblewrap: the sandbox's strongest mode where namespaces are allowed (e.g. --cap-add SYS_ADMIN
-# or a runtime without the default seccomp profile). Versions float with the base's apt.
+# or a runtime without the default seccomp profile). tini: PID 1 in the container, so that the
+# processes a killed worker leaves behind are reaped (the grader as PID 1 would keep them as
+# zombies, and they would count against the worker uid's process limit), with or without
+# `docker run --init`. Versions float with the base's apt.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends bubblewrap \
+    && apt-get install -y --no-install-recommends bubblewrap tini \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /grader
@@ -57,5 +61,5 @@ RUN python -m venv --without-pip --system-site-packages "$VIRTUAL_ENV" \
     && chmod -R go-rwx /grader/reference /grader/tests
 ENV PATH="/opt/grader-venv/bin:${PATH}"
 
-ENTRYPOINT ["python", "-m", "grader"]
+ENTRYPOINT ["tini", "--", "python", "-m", "grader"]
 CMD ["grade", "/grader/reference", "--out", "/tmp/results.json", "--gpu", "skip"]

@@ -102,7 +102,13 @@ def main(argv=None) -> int:
     summary["build_seconds"] = round(time.monotonic() - start, 1)
     print(f"docker build on {base}: {summary['build_seconds']} s")
 
-    ok = summary["hadolint"] == "clean"
+    # The entrypoint itself (tini, then the grader's command line) runs.
+    entry = sh(["docker", "run", "--rm", "--network", "none", IMAGE, "--help"])
+    summary["entrypoint"] = json.loads(must(["docker", "image", "inspect", "--format",
+                                             "{{json .Config.Entrypoint}}", IMAGE], "docker inspect"))
+    print(f"entrypoint {' '.join(summary['entrypoint'])}: "
+          f"{'runs' if entry.returncode == 0 else 'FAILED: ' + entry.stderr.strip()[-300:]}")
+    ok = summary["hadolint"] == "clean" and entry.returncode == 0
     work = Path(tempfile.mkdtemp(prefix="docker-check-"))
     try:
         ref = work / "reference"
