@@ -95,7 +95,10 @@ def test_gradescope_in_a_clean_container(tmp_path):
     shutil.copytree(REFERENCE, subs / "reference", ignore=shutil.ignore_patterns("__pycache__"))
     BUG.build(subs / "bug")
     script = """set -e
+start=$(date +%s)
 cd /autograder/source && bash ./setup.sh >/tmp/setup.log 2>&1 || { tail -n 40 /tmp/setup.log; exit 1; }
+echo $(( $(date +%s) - start )) >/out/setup_seconds
+command -v bwrap >/dev/null || { echo "setup.sh did not install bubblewrap"; exit 1; }
 cp /autograder/source/run_autograder /autograder/run_autograder
 for s in reference bug; do
     rm -rf /autograder/submission /autograder/results && mkdir -p /autograder/results
@@ -120,7 +123,8 @@ done
     total = sum(t["max_score"] for t in ref["tests"])
     assert ref["score"] == total > 0, [t["name"] for t in ref["tests"] if t["status"] != "passed"]
     assert ref["output"].splitlines()[1] == gradescope.GPU_NOTE
-    print(f"gradescope container: reference {ref['score']:g}/{total:g}, planted bug {bug['score']:g}/{total:g}; "
+    print(f"gradescope container: setup.sh {(out / 'setup_seconds').read_text().strip()} s; "
+          f"reference {ref['score']:g}/{total:g}, planted bug {bug['score']:g}/{total:g}; "
           + next(l for l in ref["output"].splitlines() if l.startswith("sandbox: ")))
     lost = {t["name"].split(": ", 1)[1] for t in bug["tests"] if t["status"] != "passed"}
     facts = run_tests(InProcess(BUG.build(tmp_path / "inproc"), package="docker_gs_bug"), gpu="skip",
