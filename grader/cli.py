@@ -1,6 +1,7 @@
 """`python -m grader ...`: every option of the grader is registered here, and only here."""
 
 import argparse
+import sys
 from pathlib import Path
 
 from . import paths  # noqa: F401  (puts the checkout on sys.path for `tests.seam`)
@@ -38,6 +39,14 @@ def _rubric(args) -> int:
 
 
 def _release(args) -> int:
+    if args.gradescope:
+        from .gradescope import release_gradescope
+        try:
+            print(f"wrote the Gradescope autograder to {release_gradescope(Path(args.gradescope))}")
+        except (ValueError, FileExistsError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        return 0
     from .release import release_student
     print(f"wrote the student bundle to {release_student(Path(args.student))}")
     return 0
@@ -71,8 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("rubric", help="print the points per problem (the handout's table must match)")
     r.add_argument("--write", action="store_true", help="write the table into assignment/README.md")
     r.set_defaults(run=_rubric)
-    rel = sub.add_parser("release", help="write the student handout bundle (no reference, no hidden tests)")
-    rel.add_argument("--student", required=True, metavar="DIR", help="an empty or new folder")
+    rel = sub.add_parser("release", help="write the student handout bundle (no reference, no hidden tests)"
+                         " or the Gradescope autograder zip")
+    what = rel.add_mutually_exclusive_group(required=True)
+    what.add_argument("--student", metavar="DIR", help="an empty or new folder")
+    what.add_argument("--gradescope", metavar="FILE.zip",
+                      help="Gradescope's autograder zip (setup.sh and run_autograder at its root)")
     rel.set_defaults(run=_release)
     return parser
 

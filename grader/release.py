@@ -37,6 +37,8 @@ Read `assignment/README.md` first. Then:
     python -m pip install -e .
     python -m pytest
 
+(on Linux, for torch's CPU build instead of the multi-GB CUDA one:
+`python -m pip install --extra-index-url https://download.pytorch.org/whl/cpu -e .`)
 and fill in `student_stubs/` until the public tests pass. Submit the eleven module files.
 '''
 

@@ -1,0 +1,176 @@
+"""Gradescope: `python -m grader release --gradescope FILE.zip`, and what its `run_autograder` runs.
+
+Gradescope unpacks the zip into /autograder/source, runs `setup.sh` there once, as root, when it
+builds the autograder image (Ubuntu 22.04 or 24.04), copies `run_autograder` to
+/autograder/run_autograder, and runs that for every submission, with the upload in
+/autograder/submission; it reads /autograder/results/results.json back. The root is the
+environment variable AUTOGRADER_ROOT when set (tests use a temporary folder).
+
+Python: numpy 2.4 and jaxtyping 0.3 need Python >= 3.11. Ubuntu 24.04's python3 is 3.12;
+22.04's is 3.10, so there setup.sh installs Ubuntu's python3.11 (universe). The pins go into a
+venv (24.04's system Python is externally managed, PEP 668) outside /autograder, world-readable,
+since the sandbox's worker uid runs on it.
+
+torch: PyPI's Linux torch==2.13.0 is the CUDA build (GBs of nvidia-* wheels), and Gradescope has
+no GPU. setup.sh adds PyTorch's CPU index as an extra index: it offers 2.13.0+cpu, which
+satisfies the pin `torch==2.13.0` (a pin without a local label matches any) and sorts above
+2.13.0, so pip takes it. Everything else comes through pip's ordinary configuration
+(PIP_INDEX_URL, PIP_FIND_LINKS, pip.conf), so a mirror or a wheel folder set there is honoured.
+
+GPU tests: none run on Gradescope (`--gpu skip`); the report's top output says they are graded
+separately on a CUDA runner.
+"""
+
+import json
+import os
+import stat
+import time
+import zipfile
+from pathlib import Path
+
+from .paths import ROOT
+
+ROOT_ENV = "AUTOGRADER_ROOT"
+DEFAULT_ROOT = "/autograder"
+VENV = "/opt/cs336-grader-venv"
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+GPU_NOTE = ("GPU tests are not part of this score: Gradescope has no GPU. They are graded "
+            "separately on a CUDA runner.")
+
+# What the autograder needs of this checkout: the grader, the graded tests and what they import
+# (the seam, the reference), and the files `pip install -e` reads. Not tests/self, benchmarks,
+# deploy or the handout.
+SHIPPED = ("pyproject.toml", "README.md", "grader", "reference", "student_stubs",
+           "tests/__init__.py", "tests/conftest.py", "tests/seam", "tests/public", "tests/hidden")
+SKIPPED_NAMES = {"__pycache__", ".git", ".pytest_cache", ".DS_Store"}
+
+SETUP_SH = r'''#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder image (written by
+# `python -m grader release --gradescope`; see grader/gradescope.py). Ubuntu 22.04 or 24.04.
+set -euo pipefail
+ROOT="${AUTOGRADER_ROOT:-/autograder}"
+SOURCE="$ROOT/source"
+VENV="__VENV__"
+export DEBIAN_FRONTEND=noninteractive
+
+apt-get update -qq
+command -v python3 >/dev/null || apt-get install -y -qq python3 >/dev/null
+# numpy 2.4 and jaxtyping 0.3 need Python >= 3.11: Ubuntu 22.04's python3 is 3.10.
+if python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    PY=python3
+    pkgs="python3-venv"
+else
+    PY=python3.11
+    pkgs="python3.11 python3.11-venv"
+fi
+# bubblewrap: the sandbox's strongest mode wherever namespaces are allowed.
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends bubblewrap $pkgs >/dev/null
+
+"$PY" -m venv "$VENV"
+# The pins of pyproject.toml, through pip's own configuration (mirrors, find-links); the CPU
+# build of torch from PyTorch's index (2.13.0+cpu satisfies torch==2.13.0 and wins over PyPI's
+# CUDA build).
+"$VENV/bin/python" -m pip install --no-cache-dir --progress-bar off \
+    --extra-index-url "__TORCH_INDEX__" -e "$SOURCE"
+"$VENV/bin/python" -c 'import torch; print("torch", torch.__version__)'
+chmod -R a+rX "$VENV"
+# The reference and the tests are root-only (the grader runs as root; the worker does not).
+chmod -R go-rwx "$SOURCE/reference" "$SOURCE/tests"
+'''
+
+RUN_AUTOGRADER = r'''#!/usr/bin/env bash
+# Gradescope runs this for every submission (written by `python -m grader release
+# --gradescope`; see grader/gradescope.py). Grades /autograder/submission into
+# /autograder/results/results.json; GPU tests are left out (GRADER_GPU=skip by default).
+set -uo pipefail
+ROOT="${AUTOGRADER_ROOT:-/autograder}"
+cd "$ROOT/source" || exit 1
+exec "${GRADER_PYTHON:-__VENV__/bin/python}" -c 'import sys; from grader.gradescope import run_autograder; sys.exit(run_autograder())'
+'''
+
+
+def scripts() -> dict[str, str]:
+    """The two scripts at the zip's root, with this module's constants filled in."""
+    fill = lambda text: text.replace("__VENV__", VENV).replace("__TORCH_INDEX__", TORCH_CPU_INDEX)
+    return {"setup.sh": fill(SETUP_SH), "run_autograder": fill(RUN_AUTOGRADER)}
+
+
+def _files() -> list[tuple[Path, str]]:
+    """(file on disk, name in the zip) for everything shipped, sorted."""
+    out = []
+    for rel in SHIPPED:
+        src = ROOT / rel
+        if src.is_file():
+            out.append((src, rel))
+            continue
+        for path in sorted(src.rglob("*")):
+            parts = path.relative_to(ROOT).parts
+            if path.is_file() and not path.is_symlink() and not SKIPPED_NAMES & set(parts) \
+                    and path.suffix != ".pyc":
+                out.append((path, "/".join(parts)))
+    return out
+
+
+def _entry(name: str, executable: bool) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))  # reproducible bytes
+    info.external_attr = (stat.S_IFREG | (0o755 if executable else 0o644)) << 16
+    info.compress_type = zipfile.ZIP_DEFLATED
+    return info
+
+
+def release_gradescope(dest: Path) -> Path:
+    """Write Gradescope's autograder zip: setup.sh and run_autograder (executable) at the root,
+    next to the sources they need."""
+    dest = Path(dest)
+    if dest.suffix != ".zip":
+        raise ValueError(f"{dest}: the Gradescope autograder must be a .zip file")
+    if dest.exists():
+        raise FileExistsError(f"{dest} exists")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.tmp")
+    with zipfile.ZipFile(tmp, "w") as zf:
+        for name, text in scripts().items():
+            zf.writestr(_entry(name, executable=True), text)
+        for path, name in _files():
+            zf.writestr(_entry(name, executable=False), path.read_bytes())
+    os.replace(tmp, dest)
+    return dest
+
+
+def _fallback(out: Path, why: str, started: float) -> None:
+    """A report even when grading itself failed: the student sees a clear message, not
+    Gradescope's "the autograder failed to produce output"."""
+    from .report import write_atomically
+    write_atomically({"score": 0.0, "execution_time": round(time.monotonic() - started, 3),
+                      "output": f"The autograder could not grade this submission: {why}. "
+                                "This is not your fault; please tell the course staff.",
+                      "tests": []}, out)
+
+
+def run_autograder() -> int:
+    """What run_autograder runs: grade $AUTOGRADER_ROOT/submission, write the results there."""
+    from .grade import grade
+    from .report import validate, write_atomically
+    started = time.monotonic()
+    root = Path(os.environ.get(ROOT_ENV) or DEFAULT_ROOT)
+    gpu = os.environ.get("GRADER_GPU") or "skip"
+    out = root / "results" / "results.json"
+    try:
+        code = grade(root / "submission", out, gpu=gpu)
+    except Exception as e:  # the grader's own failure: still a report (and the traceback in stdout)
+        import traceback
+        traceback.print_exc()
+        _fallback(out, f"{type(e).__name__}: {e}", started)
+        return 0
+    if code != 0 or not out.exists():
+        _fallback(out, f"the grader exited with status {code} (see the autograder's stdout)", started)
+        return 0
+    if gpu == "skip":
+        results = json.loads(out.read_text())
+        first, _, rest = results["output"].partition("\n")
+        results["output"] = "\n".join(x for x in (first, GPU_NOTE, rest) if x)
+        validate(results)
+        write_atomically(results, out)
+        print(GPU_NOTE)
+    return 0
