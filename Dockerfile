@@ -2,15 +2,17 @@
 #
 #   docker build -t cs336-grader .
 #   docker run --rm --gpus all --network none \
-#       -v "$PWD/submission:/submission:ro" -v "$PWD/out:/out" \
-#       cs336-grader grade /submission --out /out/results.json --gpu require
+#       -v "$PWD/submission:/grading/submission:ro" -v "$PWD/out:/grading/out" \
+#       cs336-grader grade /grading/submission --out /grading/out/results.json --gpu require
 #
 # (Without a GPU: drop `--gpus all` and use `--gpu skip`.) The grader runs as root in the
 # container and drops each submission's worker to an unprivileged uid. Under Docker's default
-# seccomp profile the sandbox cannot create namespaces, so it runs in its "uid" mode (the
-# report's "sandbox:" line says which); `--network none` cuts the network, which that mode
-# cannot do itself. No `--init` is needed (the image has its own, tini). results.json is
-# written mode 0644.
+# seccomp profile the sandbox cannot create namespaces: it restricts the worker with Landlock
+# where the kernel has it, else to its uid's permissions (the report's "sandbox:" line says
+# which); `--network none` cuts the network, which those modes cannot fully do themselves.
+# /grader and /grading are root's alone (0700): mounted under /grading, the submissions and the
+# reports are out of the worker's reach in every mode. No `--init` is needed (the image has its
+# own, tini). results.json is written mode 0644.
 #
 # Base: pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime (torch 2.13.0+cu130, Ubuntu 24.04,
 # Python 3.12; a tag in use in public projects). CUDA 13.0 needs NVIDIA driver >= 580.65.06 on
@@ -48,9 +50,8 @@ COPY assignment ./assignment
 # installs exactly pyproject.toml's pins; the base's torch 2.13.0+cuXXX satisfies
 # `torch==2.13.0` (a local version label matches a pin without one), and the check after it
 # fails the build if pip brought a torch of its own instead. The venv lives outside /grader and
-# stays world-readable: the worker's uid runs on it. reference/ and tests/ are root-only. (Not
-# /grader as a whole: the grader's sys.path holds it, and the sandbox wants every sys.path
-# entry reachable by the worker's uid before it drops to it.)
+# stays world-readable: the worker's uid runs on it. /grader (the reference, the tests) and
+# /grading (where submissions and reports are mounted) are root's alone.
 ENV VIRTUAL_ENV=/opt/grader-venv
 RUN python -m venv --without-pip --system-site-packages "$VIRTUAL_ENV" \
     && python -c 'import sys; print("\n".join(p for p in sys.path if p.endswith(("site-packages", "dist-packages"))))' \
@@ -58,7 +59,8 @@ RUN python -m venv --without-pip --system-site-packages "$VIRTUAL_ENV" \
     && "$VIRTUAL_ENV/bin/python" -m pip install --no-cache-dir -e /grader \
     && "$VIRTUAL_ENV/bin/python" -c 'import sys, torch; assert not torch.__file__.startswith(sys.prefix), "pip installed a torch of its own: the base image has no torch 2.13.0"; print("torch", torch.__version__, "cuda", torch.version.cuda)' \
     && rm -rf /grader/build /grader/*.egg-info \
-    && chmod -R go-rwx /grader/reference /grader/tests
+    && chmod 700 /grader \
+    && mkdir -m 700 /grading
 ENV PATH="/opt/grader-venv/bin:${PATH}"
 
 ENTRYPOINT ["tini", "--", "python", "-m", "grader"]

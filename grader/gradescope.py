@@ -75,8 +75,9 @@ apt-get install -y -qq --no-install-recommends bubblewrap $pkgs >/dev/null
     --extra-index-url "__TORCH_INDEX__" -e "$SOURCE"
 "$VENV/bin/python" -c 'import torch; print("torch", torch.__version__)'
 chmod -R a+rX "$VENV"
-# The reference and the tests are root-only (the grader runs as root; the worker does not).
-chmod -R go-rwx "$SOURCE/reference" "$SOURCE/tests"
+# /autograder (the source with the reference and the tests, the submission, the results) is
+# root's alone: where the sandbox has no namespaces, its worker's uid cannot even enter it.
+chmod 700 "$ROOT"
 '''
 
 RUN_AUTOGRADER = r'''#!/usr/bin/env bash
@@ -85,6 +86,7 @@ RUN_AUTOGRADER = r'''#!/usr/bin/env bash
 # /autograder/results/results.json; GPU tests are left out (GRADER_GPU=skip by default).
 set -uo pipefail
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
+chmod 700 "$ROOT"  # root's alone (again: the harness may have made it anew)
 cd "$ROOT/source" || exit 1
 exec "${GRADER_PYTHON:-__VENV__/bin/python}" -c 'import sys; from grader.gradescope import run_autograder; sys.exit(run_autograder())'
 '''

@@ -66,8 +66,8 @@ def hadolint() -> str:
 def grade_in_container(submission: Path, out_dir: Path, extra=(), args=()) -> tuple[dict, float]:
     out_dir.mkdir(parents=True, exist_ok=True)
     cmd = ["docker", "run", "--rm", "--network", "none", *extra,
-           "-v", f"{submission}:/submission:ro", "-v", f"{out_dir}:/out",
-           IMAGE, "grade", "/submission", "--out", "/out/results.json", "--gpu", "skip", "--quiet",
+           "-v", f"{submission}:/grading/submission:ro", "-v", f"{out_dir}:/grading/out",
+           IMAGE, "grade", "/grading/submission", "--out", "/grading/out/results.json", "--gpu", "skip", "--quiet",
            *args]
     start = time.monotonic()
     must(cmd, f"grading {submission.name} in the container")
@@ -83,7 +83,6 @@ def main(argv=None) -> int:
     opts = ap.parse_args(argv)
 
     from grader.report import validate
-    from grader.sandbox import WORKER_UID
     from tests.self.bugs import all_bugs
     bugs = {b.id: b for b in all_bugs()}
     if opts.bug not in bugs:
@@ -124,12 +123,12 @@ def main(argv=None) -> int:
         summary["sandbox"] = sandbox_line(results)
         full = results["score"] == total and total > 0
         # the worker must have dropped to its uid (not "AS ROOT", e.g. Python unreadable to it)
-        dropped = f"uid {WORKER_UID}" in summary["sandbox"]
+        dropped = "leased unprivileged uid" in summary["sandbox"]
         ok &= full and mode == "0o644" and dropped
         print(f"reference in the container: {results['score']:g}/{total:g} "
               f"({'full marks' if full else 'NOT full marks: ' + ', '.join(sorted(failed(results)))}), "
               f"{secs:.0f} s; results.json mode {mode}")
-        print(f"report: {summary['sandbox']}" + ("" if dropped else f"  <- NOT as uid {WORKER_UID}"))
+        print(f"report: {summary['sandbox']}" + ("" if dropped else "  <- NOT as a leased uid"))
 
         bug_results, secs = grade_in_container(buggy, work / "out-bug")
         validate(bug_results)
@@ -149,6 +148,26 @@ def main(argv=None) -> int:
               f"lost {sum(lost.values()):g} points on {len(lost)} test(s), "
               f"{'all' if own else 'NOT all'} on {bug.problem}; same failures as on this machine: "
               f"{'yes' if same else 'NO: host ' + ', '.join(sorted(host_failed))}")
+
+        # the reference again with the weakest root mode forced (no namespaces, no Landlock)
+        uid_results, _ = grade_in_container(ref, work / "out-uid", args=("--isolation", "uid"))
+        uid_total = sum(t["max_score"] for t in uid_results["tests"])
+        summary["uid_mode"] = {"score": uid_results["score"], "max": uid_total,
+                               "sandbox": sandbox_line(uid_results)}
+        ok &= uid_results["score"] == uid_total > 0
+        print(f"reference with --isolation uid: {uid_results['score']:g}/{uid_total:g}; "
+              f"report: {summary['uid_mode']['sandbox']}")
+
+        # the allow-list attacks, in every mode the container allows (tests/self/test_allowlist.py)
+        attacks = sh(["docker", "run", "--rm", "--network", "none", "--entrypoint", "python",
+                      "-v", f"{ROOT / 'tests' / 'self'}:/grader/tests/self:ro", IMAGE,
+                      "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests/self/test_allowlist.py"])
+        tail = [l for l in attacks.stdout.splitlines() if l.strip()][-8:]
+        summary["allowlist_attacks"] = {"exit": attacks.returncode, "tail": tail}
+        ok &= attacks.returncode == 0
+        print("allow-list attacks in the container: " + ("passed" if attacks.returncode == 0 else "FAILED"))
+        for line in tail:
+            print(f"    {line}")
 
         if not opts.no_cap_add:
             cap, _ = grade_in_container(ref, work / "out-cap", extra=("--cap-add", "SYS_ADMIN"),
