@@ -230,4 +230,4 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         read = f"read {section.relative_to(ROOT).as_posix()}, then " if section else ""
         write(f"next: problem {n} ({nxt}): {read}run `python -m pytest -m {nxt}`")
     else:
-        write("all public tests pass. The grade also has hidden tests: see assignment/README.md.")
+        write("every test that ran passes. The grade also runs hidden tests: see assignment/README.md.")
