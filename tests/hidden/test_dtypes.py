@@ -17,7 +17,7 @@ import torch
 
 from tests.public.test_dtypes import (BF16, FP4_E2M1, FP6_E2M3, FP6_E3M2, FP8_E4M3, FP8_E5M2, FP16, FP32,
                                       NVFP4_GRID, f32, fmt)
-from tests.seam.checks import call_text, expect_equal, fail, show, expect_error
+from tests.seam.checks import call_text, expect_equal, expect_error, fail
 
 TORCH_DTYPE = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16,
                "fp8_e4m3": torch.float8_e4m3fn, "fp8_e5m2": torch.float8_e5m2}

@@ -185,8 +185,7 @@ def test_adamw_validation(impl):
             fail(what, g, {**defaults, **kw})
         expect_equal(g, {**defaults, **kw}, what)
     for kw, g in zip(bad, got_bad):
-        got = type(g).__name__ if isinstance(g, Exception) else g
-        expect_equal(got, "ValueError", f"AdamW([p], **{kw})")
+        expect_error(g, ValueError, f"AdamW([p], **{kw})")
     # a group may override the defaults
     expect_equal(impl.probes.adamw_construct({"lr": 1e-3}, {"lr": 0.5, "weight_decay": 0.0}),
                  {**defaults, "lr": 0.5, "weight_decay": 0.0},

@@ -35,6 +35,11 @@ class SubmissionError(Exception):
     """Student code raised something a test does not expect, or returned a bad value."""
 
 
+class ModuleUnavailableError(SubmissionError):
+    """A problem's module is missing or does not import: every test of the problem fails with
+    this one message (never taken for the outcome a test expects, not even in ``map``)."""
+
+
 class SandboxFailure(Exception):
     """The student process crashed, hung or was killed; the message says how."""
 
@@ -65,6 +70,8 @@ class Impl:
             for item in response["ok"]:
                 try:
                     out.append(self._unwrap(target, item))
+                except ModuleUnavailableError:
+                    raise
                 except (SubmissionError, NotImplementedError, *PASSTHROUGH.values()) as e:
                     out.append(e)
             return out
@@ -98,7 +105,7 @@ def rebuild(target: str, info: dict) -> Exception:
                                       for k in ("type", "message", "where", "function", "at"))
     name = student_name(target)
     if kind == "ModuleUnavailable":
-        e = SubmissionError(msg)
+        e = ModuleUnavailableError(msg)
     elif kind == "NotImplementedError":
         e = NotImplementedError(f"{function or name} is not implemented yet" + (f" ({at})" if at else ""))
         e.not_implemented = function or name

@@ -136,6 +136,20 @@ def expect_error(got, exc: type[BaseException] | str, what: str) -> None:
         pytest.fail(f"{what}\n  expected: raises {name}\n  got:      {ended(got)}", pytrace=False)
 
 
+EXCEPTION_NAMES = ("ValueError", "IndexError", "TypeError", "KeyError")
+
+
+def expect_result(got, want, what: str) -> None:
+    """``want`` is the value due, or an exception's name ("ValueError") where the call must raise;
+    ``got`` is what ``impl.map`` gave (a value or the exception)."""
+    if type(want) is str and want in EXCEPTION_NAMES:
+        expect_error(got, want, what)
+    elif isinstance(got, BaseException):
+        pytest.fail(f"{what}\n  expected: {show(want)}\n  got:      {ended(got)}", pytrace=False)
+    else:
+        expect_equal(got, want, what)
+
+
 def expect_outcome(got, want: str, what: str) -> None:
     """``want`` is "ok" (the call returns, whatever the value) or an exception's name."""
     if want != "ok":
