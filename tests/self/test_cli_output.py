@@ -59,3 +59,10 @@ def test_every_subcommand_help_shows_an_example():
         text = sub.format_help()
         assert "example" in text.lower() and f"python -m grader {name}" in text.split("example")[-1], name
     assert "example" in build_parser().format_help()
+
+
+def test_the_handout_points_table_says_points():
+    from grader.rubric import handout_table, render
+    header = render([]).splitlines()[0]
+    assert "public points" in header and "hidden points" in header and "tests" not in header
+    assert handout_table().splitlines()[0] == header
