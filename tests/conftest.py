@@ -21,7 +21,7 @@ from tests.seam.layout import PROBLEMS, problem_number
 
 ROOT = Path(__file__).resolve().parents[1]
 NOT_IMPLEMENTED = "not implemented"  # the category a stub's NotImplementedError is counted in
-_RESULTS = pytest.StashKey[dict]()   # nodeid -> {"problem", "points", "outcome", "todo"}
+_RESULTS = pytest.StashKey[dict]()   # nodeid -> {"problem", "points", "outcome"}, for the summary
 
 
 def pytest_addoption(parser):

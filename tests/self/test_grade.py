@@ -163,3 +163,20 @@ def test_gpu_require_without_cuda_writes_nothing(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "grader", "grade", str(REFERENCE), "--out", str(out),
                            "--gpu", "require"], capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert proc.returncode == 2 and "CUDA is not available" in proc.stderr and not out.exists()
+
+
+def test_report_shows_the_students_own_frames(tmp_path):
+    """An exception in student code: the report shows their frames (their file names only, no
+    seam or test source), the same layout as their own pytest run."""
+    sub = copy_modules(REFERENCE, tmp_path / "sub")
+    flops = sub / "flops.py"
+    flops.write_text(flops.read_text() + "\n\ndef _helper(m):\n    return m / 0\n\n\n"
+                     "def matmul_flops(m, k, n):\n    return _helper(m) * k * n\n")
+    results, table = grade_cli(sub, tmp_path / "results.json", "--only", "flops")
+    outputs = [t["output"] for t in results["tests"] if "matmul_flops raised" in t["output"]]
+    assert outputs, [t["output"][:200] for t in results["tests"]]
+    text = outputs[0]
+    assert text.startswith("flops.matmul_flops raised ZeroDivisionError: division by zero\n"
+                           "Traceback (your code, most recent call last):\n")
+    assert 'File "flops.py", line' in text and "in _helper\n    return m / 0" in text
+    assert "tests/" not in text and "seam" not in text and "/tmp" not in text
