@@ -6,13 +6,45 @@ from pathlib import Path
 
 from . import paths  # noqa: F401  (puts the checkout on sys.path for `tests.seam`)
 from .isolation import MODES
+from tests.seam.layout import PROBLEMS
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (exit 2): a TA's typo, not a wall of usage text."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
+    return value
+
+
+def problem_list(text: str) -> list[str]:
+    """--only tensors,flops: known problem names, at least one (an empty list would grade all)."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"give at least one problem: {','.join(PROBLEMS)}")
+    unknown = [n for n in names if n not in PROBLEMS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown problem(s) {', '.join(unknown)}; known: {', '.join(PROBLEMS)}")
+    return list(dict.fromkeys(names))
+
+
+def _examples(*lines: str) -> str:
+    return "example:\n" + "\n".join(f"  {line}" for line in lines)
 
 
 def _grade(args) -> int:
     from .grade import grade
-    only = args.only.split(",") if args.only else None
     return grade(Path(args.submission), Path(args.out), gpu=args.gpu, time_limit=args.time_limit,
-                 quiet=args.quiet, problems=only, isolation=args.isolation)
+                 quiet=args.quiet, problems=args.only, isolation=args.isolation)
 
 
 def _snapshots(args) -> int:
@@ -21,6 +53,8 @@ def _snapshots(args) -> int:
         stale = check()
         for line in stale:
             print(line)
+        if not stale:
+            print("snapshots are up to date with reference/")
         return 1 if stale else 0
     for path in write():
         print(f"wrote {path}")
@@ -44,44 +78,65 @@ def _release(args) -> int:
         try:
             print(f"wrote the Gradescope autograder to {release_gradescope(Path(args.gradescope))}")
         except (ValueError, FileExistsError) as e:
-            print(f"error: {e}", file=sys.stderr)
+            print(f"python -m grader release: error: {e}", file=sys.stderr)
             return 2
         return 0
-    from .release import release_student
-    print(f"wrote the student bundle to {release_student(Path(args.student))}")
+    from .release import ReleaseError, release_student
+    try:
+        print(f"wrote the student bundle to {release_student(Path(args.student))}")
+    except ReleaseError as e:
+        print(f"python -m grader release: error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
+    parser = Parser(prog="python -m grader", description=__doc__, epilog=_examples(
+        "python -m grader grade path/to/submission.zip --out results.json",
+        "python -m grader release --student /tmp/hw2-handout",
+        "python -m grader <command> --help     (each command's options and an example)"),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
+    raw = argparse.RawDescriptionHelpFormatter
 
-    g = sub.add_parser("grade", help="grade one submission and write results.json")
+    g = sub.add_parser("grade", help="grade one submission and write results.json", formatter_class=raw,
+                       epilog=_examples("python -m grader grade reference          (the reference: full marks)",
+                                        "python -m grader grade alice.zip --out alice/results.json",
+                                        "python -m grader grade alice/ --only optim,training --time-limit 60"))
     g.add_argument("submission", help="folder laid out like student_stubs/, a folder holding one, or a .zip")
     g.add_argument("--out", default="results.json", help="where to write results.json")
     g.add_argument("--gpu", choices=("auto", "require", "skip"), default="auto",
                    help="GPU tests: run if CUDA is here (auto), fail without CUDA (require), leave out (skip)")
-    g.add_argument("--time-limit", type=float, default=30.0,
+    g.add_argument("--time-limit", type=positive_seconds, default=30.0,
                    help="wall-clock seconds per test (a test's time_limit marker overrides it)")
-    g.add_argument("--only", metavar="PROBLEM[,PROBLEM...]",
+    g.add_argument("--only", metavar="PROBLEM[,PROBLEM...]", type=problem_list,
                    help="grade only these problems (e.g. a regrade of one problem)")
     g.add_argument("--quiet", action="store_true", help="print only the score table")
     g.add_argument("--isolation", choices=("auto", *MODES), default="auto",
                    help="how the submission's worker is confined (default: the strongest mode that "
                         "works here; the report's 'sandbox:' line says which): bwrap, namespaces "
-                        "(unshare + pivot_root), uid (no namespaces: an unprivileged uid), process "
-                        "(rlimits only); a mode that cannot work here is an error")
+                        "(unshare + pivot_root), landlock, uid (no namespaces: an unprivileged uid), "
+                        "process (rlimits only); a mode that cannot work here is an error")
     g.set_defaults(run=_grade)
 
-    s = sub.add_parser("snapshots", help="regenerate the public tests' snapshots from the reference")
+    s = sub.add_parser("snapshots", help="regenerate the public tests' snapshots from the reference",
+                       formatter_class=raw, epilog=_examples(
+                           "python -m grader snapshots --check    (after changing reference/ or a public test)",
+                           "python -m grader snapshots            (rewrite tests/public/snapshots/*.json)"))
     s.add_argument("--check", action="store_true", help="only report stale snapshots (exit 1 if any)")
     s.set_defaults(run=_snapshots)
 
-    r = sub.add_parser("rubric", help="print the points per problem (the handout's table must match)")
+    r = sub.add_parser("rubric", help="print the points per problem (the handout's table must match)",
+                       formatter_class=raw, epilog=_examples(
+                           "python -m grader rubric            (print the table)",
+                           "python -m grader rubric --write    (after changing a points marker)"))
     r.add_argument("--write", action="store_true", help="write the table into assignment/README.md")
     r.set_defaults(run=_rubric)
     rel = sub.add_parser("release", help="write the student handout bundle (no reference, no hidden tests)"
-                         " or the Gradescope autograder zip")
+                         " or the Gradescope autograder zip", formatter_class=raw, epilog=_examples(
+                             "python -m grader release --student /tmp/hw2-handout",
+                             "cd /tmp/hw2-handout && python -m pytest      (what a student sees first)",
+                             "python -m grader release --gradescope autograder.zip   (upload to Gradescope)"))
     what = rel.add_mutually_exclusive_group(required=True)
     what.add_argument("--student", metavar="DIR", help="an empty or new folder")
     what.add_argument("--gradescope", metavar="FILE.zip",

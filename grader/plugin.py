@@ -6,11 +6,13 @@ report.py, whose pure functions turn them into results.json and the score table.
 """
 
 import dataclasses
+import re
 import time
 
 import pytest
 
-from tests.seam import GRADED_IMPL, Impl, SandboxFailure, SubmissionError
+from tests.seam import GRADED_IMPL, Impl, SandboxFailure, describe
+from tests.seam.probes import student_name
 from tests.seam.layout import PROBLEMS
 from .gpu import unknown_gpu_message
 
@@ -50,18 +52,20 @@ def fact_for(item) -> Fact:
 
 
 def failure_text(report) -> str:
-    """What the student sees: the assertion message or the exception line, never test source."""
+    """What the student sees: the assertion message, or what their code raised with their own
+    frames (``describe``), never test source; probes are named by the student's API they drive."""
     excinfo = getattr(report, "_grader_exc", None)
     if excinfo is not None:
         if excinfo.errisinstance((pytest.fail.Exception, pytest.skip.Exception, SandboxFailure)):
             text = str(excinfo.value)
-        elif excinfo.errisinstance(SubmissionError):
-            text = f"error: {excinfo.value}"
+        elif hasattr(excinfo.value, "seam_call"):  # raised by the submission, rebuilt by the seam
+            text = describe(excinfo.value)
         else:
             text = excinfo.exconly()
     else:
         text = str(report.longrepr)
-    return text.strip()[:3000]
+    text = re.sub(r"\bprobes\.(\w+)", lambda m: student_name(m.group(0)), text)
+    return text.strip()[:3000] or f"failed ({type(excinfo.value).__name__ if excinfo else 'no message'})"
 
 
 class GraderPlugin:

@@ -1,52 +1,42 @@
 """`python -m grader release --student DIR`: the bundle students get.
 
-The handout, the stubs, the public tests with their snapshots and the seam they need, and a
-pyproject whose plain `pytest` runs those tests against student_stubs/. No reference, no hidden
-tests, no grader.
+The handout (with the lecture notes it cites), the stubs, the public tests with their snapshots
+and the seam they need, and the few files in grader/student_bundle/ (a pytest set-up whose plain
+`pytest` runs those tests against student_stubs/, a top-level conftest.py, a README, a
+.gitignore); requirements.txt is written from this repository's pinned dependencies. No
+reference, no hidden tests, no grader.
 """
 
 import shutil
+import tomllib
 from pathlib import Path
 
 from .paths import ROOT
 
 SHIPPED = ("assignment", "student_stubs", "tests/__init__.py", "tests/conftest.py", "tests/seam",
            "tests/public")
+BUNDLE_FILES = Path(__file__).with_name("student_bundle")
+GRADER_ONLY = ("beartype", "jsonschema")  # the reference's type checks, the results schema
 
-STUDENT_PYPROJECT = '''[project]
-name = "cs336-assignment2-accounting"
-version = "0.1.0"
-requires-python = ">=3.11"
-# Pinned: an unpinned torch pulls a multi-GB CUDA build on Linux.
-dependencies = ["torch==2.13.0", "numpy==2.4.6", "jaxtyping==0.3.11", "pytest==9.0.3"]
 
-[tool.setuptools]
-packages = []
+class ReleaseError(Exception):
+    """The bundle cannot be written where asked; the message says why."""
 
-[tool.pytest.ini_options]
-# `pytest` runs the public tests against student_stubs/ (`--impl=DIR` for another folder).
-testpaths = ["tests/public"]
-addopts = "-p no:cacheprovider"
-pythonpath = ["."]
-'''
 
-README = '''# Assignment 2: PyTorch building blocks and resource accounting
-
-Read `assignment/README.md` first. Then:
-
-    python -m pip install -e .
-    python -m pytest
-
-(on Linux, for torch's CPU build instead of the multi-GB CUDA one:
-`python -m pip install --extra-index-url https://download.pytorch.org/whl/cpu -e .`)
-and fill in `student_stubs/` until the public tests pass. Submit the eleven module files.
-'''
+def requirements() -> str:
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    kept = [d for d in deps if not d.startswith(GRADER_ONLY)]
+    return ("# Pinned: an unpinned torch pulls a multi-GB CUDA build on Linux.\n"
+            + "".join(f"{d}\n" for d in kept))
 
 
 def release_student(dest: Path) -> Path:
     dest = Path(dest)
+    if dest.exists() and not dest.is_dir():
+        raise ReleaseError(f"{dest} is a file; give a new or empty folder")
     if dest.exists() and any(dest.iterdir()):
-        raise FileExistsError(f"{dest} is not empty")
+        raise ReleaseError(f"{dest} is not empty; give a new or empty folder "
+                           "(a release never overwrites a student's work)")
     dest.mkdir(parents=True, exist_ok=True)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for rel in SHIPPED:
@@ -56,6 +46,8 @@ def release_student(dest: Path) -> Path:
             shutil.copytree(src, target, ignore=ignore)
         else:
             shutil.copy2(src, target)
-    (dest / "pyproject.toml").write_text(STUDENT_PYPROJECT)
-    (dest / "README.md").write_text(README)
+    for src in BUNDLE_FILES.iterdir():
+        if src.is_file():
+            shutil.copy2(src, dest / src.name)
+    (dest / "requirements.txt").write_text(requirements())
     return dest

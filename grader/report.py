@@ -19,15 +19,21 @@ def _order(fact) -> tuple:
 
 
 def build_results(facts, execution_time: float, notes: list[str], gpu: str) -> dict:
-    """results.json as Gradescope reads it; one entry per test, numbered <problem>.<k>."""
+    """results.json as Gradescope reads it; one entry per test, numbered <problem>.<k>.
+
+    A test that did not run (``Fact.outcome == "not_run"``, e.g. a GPU test on a CPU machine) is
+    "failed" for Gradescope, with its reason as output and ``extra_data.outcome = "not_run"``; the
+    score line counts it apart from what was graded. A test that is not counted at all
+    (``Fact.counted`` False: an MFU test on a GPU the peak table lacks) is left out of ``tests``
+    and named in the summary."""
     tests, counters = [], {}
     for fact in sorted(facts, key=_order):
         k = counters[fact.problem] = counters.get(fact.problem, 0) + 1  # stable numbers
         if not fact.counted:
             continue  # named in the summary below, not in the total
         passed = fact.outcome == "passed"
-        output = fact.message or ("passed" if passed else "did not run")
-        tests.append({
+        output = fact.message or ("passed" if passed else "failed (no message)")
+        entry = {
             "name": f"{fact.problem}: {fact.title}",
             "number": f"{problem_number(fact.problem)}.{k}",
             "score": fact.points if passed else 0.0,
@@ -35,18 +41,31 @@ def build_results(facts, execution_time: float, notes: list[str], gpu: str) -> d
             "status": "passed" if passed else "failed",
             "output": output,
             "visibility": fact.visibility,
-        })
+        }
+        if fact.outcome == "not_run":
+            entry["extra_data"] = {"outcome": "not_run"}
+        tests.append(entry)
+    uncounted = [f"not counted: {f.problem}: {f.title}: {f.message}"
+                 for f in sorted((f for f in facts if not f.counted), key=_order)]
+    return {"score": sum(t["score"] for t in tests), "execution_time": round(execution_time, 3),
+            "output": "\n".join([score_line(tests)] + notes + uncounted), "tests": tests}
+
+
+def not_run(test: dict) -> bool:
+    return test.get("extra_data", {}).get("outcome") == "not_run"
+
+
+def score_line(tests: list[dict]) -> str:
+    """'Score: 199/199 graded (9 points in 6 tests not run: needs CUDA ...)', or 'Score: 5/8'."""
     score = sum(t["score"] for t in tests)
-    total = sum(t["max_score"] for t in tests)
-    summary = [f"Score: {score:g}/{total:g}"] + notes
-    not_run = sum(1 for f in facts if f.outcome == "not_run" and f.counted)
-    if not_run:
-        summary.append(f"{not_run} GPU test(s) not run: no CUDA here; they are graded on a CUDA "
-                       f"runner (--gpu {gpu}).")
-    for f in sorted((f for f in facts if not f.counted), key=_order):
-        summary.append(f"not counted: {f.problem}: {f.title}: {f.message}")
-    return {"score": score, "execution_time": round(execution_time, 3),
-            "output": "\n".join(summary), "tests": tests}
+    graded = sum(t["max_score"] for t in tests if not not_run(t))
+    skipped = [t for t in tests if not_run(t)]
+    if not skipped:
+        return f"Score: {score:g}/{graded:g}"
+    reasons = "; ".join(dict.fromkeys(t["output"].removeprefix("not run: ") for t in skipped))
+    points = sum(t["max_score"] for t in skipped)
+    return (f"Score: {score:g}/{graded:g} graded ({points:g} points in {len(skipped)} "
+            f"test{'s' * (len(skipped) != 1)} not run: {reasons})")
 
 
 @lru_cache(maxsize=1)
@@ -77,30 +96,62 @@ def write_atomically(results: dict, out: Path) -> None:
 
 
 def per_problem(results: dict) -> list[dict]:
-    rows = {p: {"problem": p, "score": 0.0, "max": 0.0, "failed": []} for p in PROBLEMS}
+    rows = {p: {"problem": p, "score": 0.0, "max": 0.0, "failed": [], "not_run": []} for p in PROBLEMS}
     for t in results["tests"]:
         row = rows[t["name"].split(":", 1)[0]]
+        if not_run(t):
+            row["not_run"].append(t)
+            continue
         row["score"] += t["score"]
         row["max"] += t["max_score"]
         if t["status"] != "passed":
             row["failed"].append(t)
-    return [r for r in rows.values() if r["max"]]
+    return [r for r in rows.values() if r["max"] or r["not_run"]]
+
+
+def _failures(row: dict, max_lines: int) -> list[str]:
+    """A problem's failures: one line when they all say the same (a missing or broken module),
+    else each test with the first lines of its output."""
+    failed = row["failed"]
+    outputs = {t["output"] for t in failed}
+    if len(failed) > 1 and len(outputs) == 1:
+        points = sum(t["max_score"] for t in failed)
+        return [f"\nFAIL {problem_number(row['problem'])} {row['problem']}: all {len(failed)} tests "
+                f"({points:g} pt): {next(iter(outputs)).splitlines()[0]}"]
+    out = []
+    for t in failed:
+        lines = t["output"].splitlines() or [""]
+        shown = lines[:max_lines] + (["  ..."] if len(lines) > max_lines else [])
+        out.append(f"\nFAIL {t['number']} {t['name']} ({t['max_score']:g} pt)")
+        out.extend("    " + line for line in shown)
+    return out
 
 
 def render_table(results: dict, max_lines: int = 6) -> str:
-    """The score table for a terminal: one row per problem, then what failed and why."""
+    """The score table for a terminal: what the summary says first (an unusable upload's cause,
+    the sandbox), one row per problem, what failed and why, what did not run, the score last."""
+    summary = results["output"].splitlines()
+    head = [line for line in summary if not line.startswith("Score:")]
+    score = [line for line in summary if line.startswith("Score:")]
     rows = per_problem(results)
     width = max(len(r["problem"]) for r in rows) if rows else 10
-    out = [f"{'#':>2}  {'problem':<{width}}  {'points':>11}  failed"]
+    out = head + ([""] if head else [])
+    out.append(f"{'#':>2}  {'problem':<{width}}  {'points':>11}  {'failed':>6}  not run")
     for r in rows:
-        out.append(f"{problem_number(r['problem']):>2}  {r['problem']:<{width}}  "
-                   f"{r['score']:>5g} / {r['max']:<3g}  {len(r['failed']) or ''}")
+        skipped = sum(t["max_score"] for t in r["not_run"])
+        line = (f"{problem_number(r['problem']):>2}  {r['problem']:<{width}}  "
+                f"{r['score']:>5g} / {r['max']:<3g}  {len(r['failed']) or '':>6}  "
+                + (f"{len(r['not_run'])} ({skipped:g} pt)" if r["not_run"] else ""))
+        out.append(line.rstrip())
     for r in rows:
-        for t in r["failed"]:
-            lines = t["output"].splitlines() or [""]
-            shown = lines[:max_lines] + (["  ..."] if len(lines) > max_lines else [])
-            out.append(f"\nFAIL {t['number']} {t['name']} ({t['max_score']:g} pt)")
-            out.extend("    " + line for line in shown)
+        out.extend(_failures(r, max_lines))
+    skipped = [t for r in rows for t in r["not_run"]]
+    if skipped:
+        out.append("")
+        for t in skipped:
+            out.append(f"NOT RUN {t['number']} {t['name']} ({t['max_score']:g} pt)")
+        for reason in dict.fromkeys(t["output"] for t in skipped):
+            out.append(f"    {reason}")
     out.append("")
-    out.append(results["output"])
+    out.extend(score)
     return "\n".join(out)

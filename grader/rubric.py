@@ -43,7 +43,7 @@ def points_by_problem(facts) -> dict[str, dict[str, float]]:
 def render(facts) -> str:
     """The handout's points table, as Markdown."""
     table = points_by_problem(facts)
-    lines = ["| # | problem | public tests | hidden tests | total | of which GPU |",
+    lines = ["| # | problem | public points | hidden points | total points | of which GPU |",
              "|---|---|---|---|---|---|"]
     for i, (p, row) in enumerate(table.items(), 1):
         total = row["public"] + row["hidden"]

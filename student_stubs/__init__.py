@@ -1,4 +1,4 @@
-"""Your solution: fill in the problem modules here (see assignment/handout.md).
+"""Your solution: fill in the problem modules here (see assignment/README.md).
 
 The grader reads only the eleven problem modules of this folder; import between them with
 relative imports (``from .adamw_accounting import TransformerConfig``).

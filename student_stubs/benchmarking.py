@@ -1,6 +1,6 @@
 """Problem 10 · benchmarking — peak FLOP/s tables, timing a matmul correctly, and MFU.
 
-Handout: assignment/handout.md, section "10. benchmarking". Notes: seeds 001 (MFU = achieved
+Handout: assignment/problems/10_benchmarking.md. Notes (assignment/notes/): 001 (MFU = achieved
 FLOP/s / peak FLOP/s for the dtype, dense not sparse; warm up, synchronise, then time), 004
 (LLaMA 2 7B: 184,320 A100 hours at 312e12 -> MFU ≈ 39%).
 """
@@ -57,7 +57,8 @@ def mfu(flops: int | float, seconds: int | float, peak_flops: int | float) -> fl
 
     flops is the work the model needs by the agreed count (e.g. 2mkn for a matmul), seconds
     the measured wall-clock time, peak_flops the device's dense peak FLOP/s for the dtype.
-    Raises ValueError for negative or non-finite flops, or non-positive seconds / peak_flops.
+    Raises ValueError for negative or non-finite flops, and for seconds or peak_flops that are
+    not positive and finite (0, negative, inf or NaN).
     The result is not clipped: a value > 1 means the FLOP count or the peak is wrong.
 
     Example (notes 004): LLaMA 2 7B, 6 · 6.7e9 · 2e12 FLOPs in 184,320 A100-hours at 312e12:

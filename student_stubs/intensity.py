@@ -1,6 +1,6 @@
 """Problem 4 · intensity — arithmetic intensity, the ridge point and the roofline.
 
-Handout: assignment/handout.md, section "4. intensity". Notes: seeds 001 (matmul intensity
+Handout: assignment/problems/04_intensity.md. Notes (assignment/notes/): 001 (matmul intensity
 2BDF / (2BD + 2DF + 2BF) in bf16, H100 ridge point 989e12 / 3.35e12 ≈ 295), 004 (fp32 square
 matmuls 10.7 … 341.3 FLOP/B, `x * 2.0` at 0.125 FLOP/B).
 
@@ -65,8 +65,8 @@ def is_compute_bound(
         intensity > ridge_point(peak_flops, bandwidth)
 
     Strictly greater: an op exactly at the ridge point counts as NOT compute-bound
-    (returns False). Raises ValueError for a negative or non-finite intensity, or
-    non-positive hardware numbers.
+    (returns False). Raises ValueError for a negative or non-finite intensity, or a
+    peak_flops or bandwidth that is not positive and finite.
 
     Example: on an H100 (989e12, 3.35e12, ridge ≈ 295) an fp32 2048² matmul (341.3) is
     compute-bound, a 1024² one (170.7) and `x * 2.0` (0.125) are memory-bound.
@@ -82,7 +82,8 @@ def roofline_seconds(
         max(flops / peak_flops, bytes_moved / bandwidth)
 
     (compute and memory traffic overlap perfectly; whichever takes longer sets the time).
-    Raises ValueError for negative flops or bytes_moved, or non-positive hardware numbers.
+    Raises ValueError for negative or non-finite flops or bytes_moved, or a peak_flops or
+    bandwidth that is not positive and finite.
 
     Example: a bf16 4096³ matmul on an H100 (989e12 FLOP/s, 3.35e12 B/s):
     roofline_seconds(2 * 4096**3, 2 * 3 * 4096**2, 989e12, 3.35e12) ≈ 1.39e-4 s

@@ -1,21 +1,33 @@
-"""Fixtures for every test: ``impl`` (the code under test, through the seam) and ``ref``.
+"""Fixtures for every test: ``impl`` (the code under test, through the seam) and ``ref``; and what
+a student's own `pytest` prints.
 
 Students: `pytest` runs tests/public against student_stubs/; `pytest --impl=DIR` against any
-folder laid out like it. The grader passes its own ``impl`` (a sandboxed submission).
+folder laid out like it; `pytest -m PROBLEM` runs one problem. The grader passes its own ``impl``
+(a sandboxed submission) and reads the results itself: the display hooks below stay quiet then.
+
+A first run on the stubs should read like a compiler's error list, not 65 tracebacks: a test
+stopped by a stub's ``NotImplementedError`` is reported as "not implemented" (still a failure:
+the exit status says so), and the summary lists each such function once, a line per problem,
+and which problem to do next. Other failures show the student's own frames, not the seam's.
 """
 
+import ast
 from pathlib import Path
 
 import pytest
 
-from tests.seam import GRADED_IMPL, InProcess
+from tests.seam import GRADED_IMPL, InProcess, describe
+from tests.seam.layout import PROBLEMS, problem_number
 
 ROOT = Path(__file__).resolve().parents[1]
+NOT_IMPLEMENTED = "not implemented"  # the category a stub's NotImplementedError is counted in
+_RESULTS = pytest.StashKey[dict]()   # nodeid -> {"problem", "points", "outcome"}, for the summary
 
 
 def pytest_addoption(parser):
-    parser.addoption("--impl", default="student_stubs",
-                     help="folder with the problem modules to test (default: student_stubs)")
+    parser.addoption("--impl", default=None, metavar="DIR",
+                     help="folder with the problem modules to test (default: student_stubs); "
+                          "write --impl=DIR, with '='")
 
 
 def pytest_configure(config):
@@ -24,6 +36,47 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "gpu_peak: an MFU test: needs the GPU in the reference's peak "
                                        "table (otherwise not run and not counted)")
     config.addinivalue_line("markers", "time_limit(seconds): wall-clock limit for this test when graded")
+    for problem in PROBLEMS:  # `pytest -m adamw_accounting` selects exactly that problem's tests
+        config.addinivalue_line("markers", f"{problem}: problem {problem_number(problem)}'s tests")
+    config.stash[_RESULTS] = {}
+
+
+def _graded(config) -> bool:
+    return config.stash.get(GRADED_IMPL, None) is not None
+
+
+def _impl_folder(config) -> Path:
+    """--impl=DIR relative to where pytest was started; the default next to tests/."""
+    given = config.getoption("--impl")
+    if given is None:
+        return config.rootpath / "student_stubs"
+    folder = Path(given)
+    return folder if folder.is_absolute() else config.invocation_params.dir / folder
+
+
+def pytest_sessionstart(session):
+    """A wrong --impl is one line, once (not an error per test)."""
+    if not _graded(session.config):
+        folder = _impl_folder(session.config)
+        if not folder.is_dir():
+            raise pytest.UsageError(f"--impl={session.config.getoption('--impl') or folder}: "
+                                    f"{folder} is not a folder (give one laid out like student_stubs/)")
+
+
+def _problem_of(item) -> str | None:
+    stem = item.path.stem.removeprefix("test_")
+    return stem if item.path.parent.name in ("public", "hidden") and stem in PROBLEMS else None
+
+
+def pytest_collection_modifyitems(config, items):
+    results = config.stash[_RESULTS]
+    for item in items:
+        problem = _problem_of(item)
+        if problem:
+            item.add_marker(problem)
+            points = item.get_closest_marker("points")
+            results[item.nodeid] = {"problem": problem, "outcome": "passed",
+                                    "points": points.args[0] if points and points.args else 0}
 
 
 @pytest.fixture(scope="session")
@@ -31,11 +84,8 @@ def impl(request):
     graded = request.config.stash.get(GRADED_IMPL, None)
     if graded is not None:
         return graded
-    folder = Path(request.config.getoption("--impl"))
-    folder = folder if folder.is_absolute() else (Path.cwd() / folder)
-    if not folder.is_dir():
-        raise pytest.UsageError(f"--impl {folder}: no such folder")
-    return InProcess(folder.resolve(), package=f"impl_{folder.name}")
+    folder = _impl_folder(request.config).resolve()
+    return InProcess(folder, package=f"impl_{folder.name}")
 
 
 @pytest.fixture(scope="session")
@@ -45,3 +95,141 @@ def ref():
     Not type-checked here: bad-input tests pass wrong types on purpose and expect ValueError.
     `python -m grader snapshots` runs it under jaxtyping + beartype instead."""
     return InProcess(ROOT / "reference", package="reference_plain")
+
+
+# ----- what a student's own run prints ---------------------------------------------------------
+
+def _order(function: str, at: str) -> tuple:
+    """'tensors.view_strides' sorts with problem 1, then by its line in the stub."""
+    module, line = function.split(".")[0], at.rpartition(":")[2]
+    return (problem_number(module) if module in PROBLEMS else 99, int(line) if line.isdigit() else 0)
+
+def stubs_left(path: Path) -> list[tuple[str, int]]:
+    """(qualified name, line) of each function in ``path`` whose body is still just the stub's
+    ``raise NotImplementedError`` (after its docstring). Read with ast: nothing is run."""
+    try:
+        tree = ast.parse(path.read_text(), str(path))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    found = []
+
+    def visit(node, prefix: str):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                body = child.body[1:] if ast.get_docstring(child) is not None else child.body
+                if len(body) == 1 and isinstance(body[0], ast.Raise) and body[0].exc is not None:
+                    exc = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
+                    if isinstance(exc, ast.Name) and exc.id == "NotImplementedError":
+                        found.append((f"{prefix}{child.name}", body[0].lineno))
+    visit(tree, "")
+    return found
+
+
+def _shown(folder: Path) -> str:
+    try:
+        return folder.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(folder)
+
+
+def _called_from(excinfo) -> str:
+    """The test line that made the failing call, e.g. 'tests/public/test_flops.py:41'."""
+    for entry in reversed(excinfo.traceback):
+        path = Path(str(entry.path))
+        if path.name.startswith("test_"):
+            try:
+                path = path.relative_to(ROOT)
+            except ValueError:
+                pass
+            return f"{path.as_posix()}:{entry.lineno + 1}"
+    return ""
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    config = item.config
+    if _graded(config) or call.excinfo is None:
+        return
+    exc = call.excinfo.value
+    if getattr(exc, "not_implemented", ""):
+        report.not_implemented = str(exc)
+        report.longrepr = str(exc)
+    elif hasattr(exc, "seam_call") and config.option.tbstyle == "auto":
+        # The seam's own frames help no student: their call, their traceback, the test line.
+        where = _called_from(call.excinfo)
+        report.longrepr = describe(exc) + (f"\n(called from {where})" if where else "")
+
+
+def pytest_report_teststatus(report, config):
+    if getattr(report, "not_implemented", "") and report.failed and not _graded(config):
+        return NOT_IMPLEMENTED, "N", "NOT IMPLEMENTED"
+    return None
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if _graded(config):
+        return
+    results = config.stash[_RESULTS]
+    rows = {}
+    todo: dict[str, str] = {}
+    for key in ("passed", "failed", NOT_IMPLEMENTED, "error", "skipped"):
+        for report in terminalreporter.stats.get(key, []):
+            entry = results.get(getattr(report, "nodeid", ""))
+            if entry is None:
+                continue
+            if key != "passed":
+                entry["outcome"] = {NOT_IMPLEMENTED: "todo", "skipped": "skipped"}.get(key, "failed")
+            if key == NOT_IMPLEMENTED:
+                name, _, at = report.not_implemented.partition(" is not implemented yet")
+                todo.setdefault(name, at.strip(" ()"))
+    ran = {r.nodeid for key in ("passed", "failed", NOT_IMPLEMENTED, "error", "skipped")
+           for r in terminalreporter.stats.get(key, []) if hasattr(r, "nodeid")}
+    for nodeid, entry in results.items():
+        if nodeid in ran:  # deselected tests (-m, -k) are not counted
+            row = rows.setdefault(entry["problem"], {"tests": 0, "passed": 0, "points": 0.0, "earned": 0.0,
+                                                     "todo": 0, "skipped": 0})
+            if entry["outcome"] == "skipped":  # e.g. a GPU test without CUDA: neither passed nor failed
+                row["skipped"] += 1
+                continue
+            row["tests"] += 1
+            row["points"] += entry["points"]
+            if entry["outcome"] == "passed":
+                row["passed"] += 1
+                row["earned"] += entry["points"]
+            row["todo"] += entry["outcome"] == "todo"
+    if not rows:
+        return
+    folder = _impl_folder(config)
+    for problem in rows:  # every stub still to fill in, not just the first one each test hit
+        for name, line in stubs_left(folder / f"{problem}.py"):
+            todo.setdefault(f"{problem}.{name}", f"{_shown(folder)}/{problem}.py:{line}")
+    write = terminalreporter.write_line
+    terminalreporter.section("your progress", sep="=")
+    if todo:
+        write(f"not implemented yet ({len(todo)}):")
+        width = max(map(len, todo))
+        for name, at in sorted(todo.items(), key=lambda kv: _order(*kv)):
+            write(f"  {name:<{width}}  {at}")
+        write("")
+    write(f"{'#':>2}  {'problem':<17} {'tests passed':>12}  {'points':>9}")
+    nxt = None
+    for problem in sorted(rows, key=problem_number):
+        row = rows[problem]
+        notes = [f"{row['todo']} not implemented"] * bool(row["todo"]) + \
+            [f"{row['skipped']} skipped"] * bool(row["skipped"])
+        note = f"  ({', '.join(notes)})" if notes else ""
+        write(f"{problem_number(problem):>2}  {problem:<17} {row['passed']:>5} / {row['tests']:<4}  "
+              f"{row['earned']:>3g} / {row['points']:<3g}{note}")
+        if nxt is None and row["passed"] < row["tests"]:
+            nxt = problem
+    if nxt:
+        n = problem_number(nxt)
+        section = next((ROOT / "assignment" / "problems").glob(f"{n:02d}_*.md"), None)
+        read = f"read {section.relative_to(ROOT).as_posix()}, then " if section else ""
+        write(f"next: problem {n} ({nxt}): {read}run `python -m pytest -m {nxt}`")
+    else:
+        write("every test that ran passes. The grade also runs hidden tests: see assignment/README.md.")

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from tests.public.test_adamw_accounting import config
-from tests.seam.checks import call_text, expect_agree, expect_equal
+from tests.seam.checks import call_text, expect_agree, expect_equal, expect_error
 
 FIELDS = ("vocab_size", "context_length", "num_layers", "d_model", "num_heads", "d_ff")
 
@@ -103,6 +103,6 @@ def test_bad_input(impl):
                  ("training_days", (good, 1, 10, -1.0, 0.5))]
     for name, args in bad_calls:
         got = impl.map(f"adamw_accounting.{name}", [args])[0]
-        expect_equal(type(got).__name__, "ValueError", call_text(f"adamw_accounting.{name}", args))
+        expect_error(got, ValueError, call_text(f"adamw_accounting.{name}", args))
     expect_equal(type(impl.adamw_accounting.training_days(good, 1, 10, 19.5e12, 1.0)), float,
                  "type of training_days(..., mfu=1.0)")

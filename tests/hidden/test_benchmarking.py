@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from tests.public.test_benchmarking import DENSE_PEAKS, check_timing_log
-from tests.seam.checks import call_text, expect_agree, expect_equal, fail
+from tests.seam.checks import call_text, expect_agree, expect_equal, fail, expect_error, expect_outcome
 
 
 # Every spelling of torch.cuda.get_device_name() the table covers, with its peaks (bf16, fp32).
@@ -47,7 +47,7 @@ def test_mfu_random(impl, ref):
     good = [(0, 1.0, 1.0), (1.0, 1e-9, 1.0), (3, 2, 1), (1e30, 1.0, 1e-3)]
     expect_agree(impl, ref, "benchmarking.mfu", bad + good, rtol=1e-12)
     for args, g in zip(bad, impl.map("benchmarking.mfu", bad)):
-        expect_equal(type(g).__name__, "ValueError", call_text("benchmarking.mfu", args))
+        expect_error(g, ValueError, call_text("benchmarking.mfu", args))
 
 
 @pytest.mark.points(2)
@@ -84,7 +84,7 @@ def _check_cases(impl, cases, device, fake_cuda):
         what = call_text("benchmarking.time_matmul", shown) + " under a fake clock" + (
             " (made to believe it is on CUDA)" if fake_cuda else "")
         if isinstance(got, Exception):
-            fail(what, f"{type(got).__name__}: {got}", "a result")
+            fail(what, got, "a result")
         check_timing_log(got, m, k, n, dtype, 3 if warmup is None else warmup,
                          10 if trials is None else trials, fake_cuda, what)
 
@@ -116,7 +116,7 @@ def test_time_matmul_bad_input(impl):
     ]
     for (args, want), got in zip(cases, impl.map("benchmarking.time_matmul", [a for a, _ in cases])):
         what = call_text("benchmarking.time_matmul", args)
-        expect_equal(type(got).__name__ if isinstance(got, Exception) else "ok", want, what)
+        expect_outcome(got, want, what)
         if want == "ok":
             expect_equal(type(got), float, f"{what}: type of the result")
             if not got > 0:
@@ -165,7 +165,7 @@ def test_matmul_mfu_bad_device(impl):
     for device in ("cpu", "meta"):
         args = (64, 64, 64, torch.float32, device)
         got = impl.map("benchmarking.matmul_mfu", [args])[0]
-        expect_equal(type(got).__name__, "ValueError", call_text("benchmarking.matmul_mfu", args))
+        expect_error(got, ValueError, call_text("benchmarking.matmul_mfu", args))
 
 
 # --------------------------------------------------------------------------- on a CUDA runner

@@ -17,7 +17,7 @@ import torch
 
 from tests.public.test_dtypes import (BF16, FP4_E2M1, FP6_E2M3, FP6_E3M2, FP8_E4M3, FP8_E5M2, FP16, FP32,
                                       NVFP4_GRID, f32, fmt)
-from tests.seam.checks import call_text, expect_equal, fail, show
+from tests.seam.checks import call_text, expect_equal, expect_error, fail
 
 TORCH_DTYPE = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16,
                "fp8_e4m3": torch.float8_e4m3fn, "fp8_e5m2": torch.float8_e5m2}
@@ -157,7 +157,7 @@ def compare_cast(got, want: torch.Tensor, x: torch.Tensor, what: str, nan_bits: 
 def expect_structure(got, shape, what: str, note: str = "") -> None:
     """A float32 tensor of the given shape (its values are judged by other tests)."""
     if isinstance(got, Exception):
-        fail(what, f"{type(got).__name__}: {got}", f"a float32 tensor of shape {tuple(shape)}", note)
+        fail(what, got, f"a float32 tensor of shape {tuple(shape)}", note)
     if type(got) is not torch.Tensor or got.dtype != torch.float32 or got.shape != shape:
         fail(what, got, f"a float32 tensor of shape {tuple(shape)}", note)
 
@@ -177,7 +177,7 @@ def check_against_torch(impl, ref, f, inputs: list[torch.Tensor]) -> None:
         want = oracle(x, f)
         compare_cast(r, want, x, f"reference: {what}", nan_bits, "PyTorch (the test's own check)")
         if isinstance(g, Exception):
-            fail(what, f"{type(g).__name__}: {g}", want)
+            fail(what, g, want)
         compare_cast(g, want, x, what, nan_bits, f"x.to({TORCH_DTYPE[f.name]}).float()")
 
 
@@ -224,7 +224,7 @@ def test_other_formats(impl, ref):
     for (x, f), g, r in zip(calls, impl.map("dtypes.round_to", calls), ref.map("dtypes.round_to", calls)):
         what = call_text("dtypes.round_to", (x, f))
         if isinstance(g, Exception):
-            fail(what, f"{type(g).__name__}: {g}", r)
+            fail(what, g, r)
         compare_cast(g, r, x, what, nan_bits=False, source="the reference")
 
 
@@ -256,7 +256,7 @@ def test_round_to_e2m1(impl, ref):
         finite = ~torch.isnan(r)
         assert bool(torch.isin(r[finite], grid_values).all()), "reference left the grid"
         if isinstance(g, Exception):
-            fail(what, f"{type(g).__name__}: {g}", r)
+            fail(what, g, r)
         compare_cast(g, r, x, what, nan_bits=False, source="the reference")
 
 
@@ -287,14 +287,14 @@ def test_round_to_fp32_shapes_and_bad_input(impl, ref):
         g = impl.map("dtypes.round_to", [args])[0]
         what = call_text("dtypes.round_to", args)
         if want == "ValueError":
-            expect_equal(type(g).__name__, "ValueError", what, note=show(g))
+            expect_error(g, ValueError, what)
         else:
             expect_structure(g, args[0].shape, what, note="a valid input")
     # formats that make no sense under any convention: no exponent bits, negative sizes
     for bad in (fmt("e0m3", 0, 3, False, False), fmt("e4m-1", 4, -1, False, True), fmt("e-2m5", -2, 5, True, True)):
         for name in LIMITS:
             g = impl.map(f"dtypes.{name}", [(bad,)])[0]
-            expect_equal(type(g).__name__, "ValueError", call_text(f"dtypes.{name}", (bad,)), note=show(g))
+            expect_error(g, ValueError, call_text(f"dtypes.{name}", (bad,)))
 
 
 @pytest.mark.points(1)
@@ -428,7 +428,7 @@ def test_nvfp4_dequantize_and_bytes(impl, ref):
     for args, g, r in zip(calls, impl.map("dtypes.nvfp4_dequantize", calls), ref.map("dtypes.nvfp4_dequantize", calls)):
         what = call_text("dtypes.nvfp4_dequantize", args)
         if isinstance(g, Exception):
-            fail(what, f"{type(g).__name__}: {g}", r)
+            fail(what, g, r)
         compare_cast(g, r, args[0], what, nan_bits=True, source="the reference")
     calls = [(rng.choice([0, 1, 15, 16, 17, 4096, rng.randint(0, 10**9)]), rng.choice([16, 32, 1, 7, 1000]))
              for _ in range(200)]
@@ -465,7 +465,7 @@ def test_nvfp4_bad_input(impl, ref):
         what = call_text(target, args)
         if want is None:
             assert isinstance(r, ValueError), f"reference accepted {what}"
-            expect_equal(type(g).__name__, "ValueError", what, note=show(g))
+            expect_error(g, ValueError, what)
         else:  # a valid input: the answer's type and shapes (its values are judged by other tests)
             assert not isinstance(r, Exception), f"reference: {what}: {r}"
             if name == "nvfp4_bytes":

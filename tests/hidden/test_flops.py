@@ -17,7 +17,7 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from tests.public.test_flops import config
-from tests.seam.checks import call_text, expect_agree, expect_equal, outcome
+from tests.seam.checks import call_text, expect_agree, expect_equal, expect_error
 
 PARTS = ("attn_proj", "attn_scores", "ffn", "lm_head")
 
@@ -221,7 +221,7 @@ def test_bad_input(impl):
            ("training_seconds", (1e20, 8, 989e12, 1.01))]
     for name, args in bad:
         got = impl.map(f"flops.{name}", [args])[0]
-        expect_equal(outcome(got), "ValueError", call_text(f"flops.{name}", args))
+        expect_error(got, ValueError, call_text(f"flops.{name}", args))
     expect_equal(impl.flops.matmul_flops(0, 2, 3), 0, "matmul_flops(0, 2, 3)")
     expect_equal(impl.flops.linear_flops(10, 1, 3)["total"], 180, "linear_flops(10, 1, 3)['total']")
     expect_equal(impl.flops.transformer_forward_flops(good, 1)["lm_head"], 2 * 100 * 32,

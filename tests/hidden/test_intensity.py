@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from tests.seam.checks import call_text, expect_agree, expect_equal, outcome
+from tests.seam.checks import call_text, expect_agree, expect_equal, expect_error
 
 DTYPES = (torch.float64, torch.float32, torch.bfloat16, torch.float16, torch.float8_e4m3fn)
 HARDWARE = [(989e12, 3.35e12), (312e12, 2.039e12), (19.5e12, 1.555e12), (1979e12, 3.35e12), (2.25e15, 8e12)]
@@ -110,7 +110,7 @@ def test_bad_input(impl):
            ("roofline_seconds", (10, 10, 0.0, 3.35e12)), ("roofline_seconds", (10, 10, 989e12, float("inf")))]
     for name, args in bad:
         got = impl.map(f"intensity.{name}", [args])[0]
-        expect_equal(outcome(got), "ValueError", call_text(f"intensity.{name}", args))
+        expect_error(got, ValueError, call_text(f"intensity.{name}", args))
     good = [("matmul_intensity", (1, 1, 1, 4), 2 / 12), ("elementwise_intensity", (0, 4, 4), 0.0),
             ("elementwise_intensity", (1, 0, 4), 0.25), ("elementwise_intensity", (1, 4, 0), 0.25),
             ("ridge_point", (1000.0, 4.0), 250.0), ("is_compute_bound", (0.0, 989e12, 3.35e12), False),

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from tests.public.test_memory import BF16_MIXED_ADAMW, BF16_MIXED_ADAMW_BF16_GRADS, FP32_ADAMW
-from tests.seam.checks import call_text, expect_agree, expect_equal, outcome
+from tests.seam.checks import call_text, expect_agree, expect_equal, expect_error
 
 KINDS = ("params", "grads", "optimizer")
 DTYPE_OF_SIZE = {1: torch.uint8, 2: torch.bfloat16, 4: torch.float32, 8: torch.float64}
@@ -149,7 +149,7 @@ def test_bad_input(impl):
            ("megatron_activation_bytes", (4096, 0, 4096, 32, 32)), ("megatron_activation_bytes", (4096, 1, 4096, 32, 0))]
     for name, args in bad:
         got = impl.map(f"memory.{name}", [args])[0]
-        expect_equal(outcome(got), "ValueError", call_text(f"memory.{name}", args))
+        expect_error(got, ValueError, call_text(f"memory.{name}", args))
     good = [("bytes_per_param", ([("w", 1, "params")],), 1),
             ("model_state_bytes", (0, FP32_ADAMW, 4, 3), {"params": 0, "grads": 0, "optimizer": 0, "total": 0}),
             ("model_state_bytes", (10, [("w", 4, "params")], 3, 3), {"params": 14, "grads": 0, "optimizer": 0, "total": 14}),

@@ -8,7 +8,7 @@ import random
 import pytest
 import torch
 
-from tests.seam.checks import expect_equal, fail
+from tests.seam.checks import expect_equal, expect_error, fail
 from tests.seam.probes.optim import (OPTIMIZER_KINDS, build_memory_model, make_optimizer, memory_inputs,
                                      run_adamw, run_closure, run_state_model)
 
@@ -182,11 +182,10 @@ def test_adamw_validation(impl):
             raise g
         what = f"AdamW([p], **{kw}) then param_groups[0]'s lr, betas, eps, weight_decay"
         if isinstance(g, Exception):
-            fail(what, f"{type(g).__name__}: {g}", {**defaults, **kw})
+            fail(what, g, {**defaults, **kw})
         expect_equal(g, {**defaults, **kw}, what)
     for kw, g in zip(bad, got_bad):
-        got = type(g).__name__ if isinstance(g, Exception) else g
-        expect_equal(got, "ValueError", f"AdamW([p], **{kw})")
+        expect_error(g, ValueError, f"AdamW([p], **{kw})")
     # a group may override the defaults
     expect_equal(impl.probes.adamw_construct({"lr": 1e-3}, {"lr": 0.5, "weight_decay": 0.0}),
                  {**defaults, "lr": 0.5, "weight_decay": 0.0},
@@ -274,13 +273,11 @@ def test_memory_by_stage_bad_input(impl):
         got = impl.map("probes.memory_stages", [("torch_adamw", 6, 4, 1, 3, torch.float32, 0, "cpu", y_shape)])[0]
         if isinstance(got, NotImplementedError):
             raise got
-        got = type(got).__name__ if isinstance(got, Exception) else "no exception"
-        expect_equal(got, "ValueError", f"memory_by_stage with model output (3, 4) and y of shape {y_shape}")
+        expect_error(got, ValueError, f"memory_by_stage with model output (3, 4) and y of shape {y_shape}")
     ok = impl.probes.memory_stages("torch_adamw", 6, 4, 1, 3, torch.float32, 0, "cpu", (3, 4))
     expect_equal(ok["stages"]["after_backward"]["total"], 2 * 24 * 4, "valid neighbour: y of shape (3, 4)")
     got = impl.map("probes.memory_no_params", [()])[0]
-    got = type(got).__name__ if isinstance(got, Exception) else got
-    expect_equal(got, "ValueError", "memory_by_stage(nn.ReLU(), ...): a model without parameters")
+    expect_error(got, ValueError, "memory_by_stage(nn.ReLU(), ...): a model without parameters")
 
 
 # ---- GPU --------------------------------------------------------------------------------------------

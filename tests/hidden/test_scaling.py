@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tests.public.test_scaling import BESIROGLU_2024, HOFFMANN_2022
-from tests.seam.checks import call_text, expect_agree, expect_equal, fail, outcome
+from tests.seam.checks import call_text, expect_agree, expect_equal, fail, expect_error
 
 
 def random_xs(rng: random.Random, n: int) -> list[float]:
@@ -162,7 +162,7 @@ def test_bad_input(impl):
            ("mup_learning_rate", (1e-3, 256, -4096))]
     for name, args in bad:
         got = impl.map(f"scaling.{name}", [args])[0]
-        expect_equal(outcome(got), "ValueError", call_text(f"scaling.{name}", args))
+        expect_error(got, ValueError, call_text(f"scaling.{name}", args))
     good = [("chinchilla_allocation", (120.0, 20), (1.0, 20.0)),
             ("optimal_allocation", (6.0, 0.0, 1.0, 1.0, 0.5, 0.5), (1.0, 1.0, 2.0)),
             ("fit_power_law", ([1.0, 2.0], [3.0, 12.0]), (3.0, 2.0)),

@@ -11,18 +11,13 @@ import torch
 
 from tests.public.test_training import (expect_batch_tensors, expect_bf16_step, expect_resume_exact,
                                         expect_train_step_run, window_starts)
-from tests.seam.checks import call_text, expect_equal, fail
+from tests.seam.checks import call_text, expect_equal, fail, expect_outcome
 from tests.seam.probes.training import token_data
-
-
-def outcome(value) -> str:
-    """'ok' for a value, the exception's class name for an exception (as impl.map returns them)."""
-    return type(value).__name__ if isinstance(value, Exception) else "ok"
 
 
 def raised(value, what: str):
     if isinstance(value, Exception):
-        fail(what, f"{type(value).__name__}: {value}", "a result")
+        fail(what, value, "a result")
     return value
 
 
@@ -161,7 +156,7 @@ def test_get_batch_bad_input(impl):
     ]
     calls = [args for args, _ in cases]
     for (args, want), got in zip(cases, impl.map("training.get_batch", calls)):
-        expect_equal(outcome(got), want, call_text("training.get_batch", args))
+        expect_outcome(got, want, call_text("training.get_batch", args))
 
 
 @pytest.mark.points(1)
@@ -220,7 +215,7 @@ def test_steps_bad_input(impl):
     ]
     for target, args, want, what in cases:
         got = impl.map(target, [args])[0]
-        expect_equal(outcome(got), want, what)
+        expect_outcome(got, want, what)
         if want == "ok" and target != "probes.save_checkpoint_bad_step":
             expect_equal(type(got), float, f"{what}: type of the returned loss")
 

@@ -21,6 +21,7 @@ from . import codec
 from .callee import Callee
 from .codec import Struct
 from .layout import PROBLEMS
+from .probes import student_name
 
 # Set by the grader's pytest plugin: the sandboxed submission that the ``impl`` fixture returns.
 GRADED_IMPL = pytest.StashKey["Impl"]()
@@ -32,6 +33,11 @@ PASSTHROUGH = {e.__name__: e for e in (ValueError, IndexError, TypeError, KeyErr
 
 class SubmissionError(Exception):
     """Student code raised something a test does not expect, or returned a bad value."""
+
+
+class ModuleUnavailableError(SubmissionError):
+    """A problem's module is missing or does not import: every test of the problem fails with
+    this one message (never taken for the outcome a test expects, not even in ``map``)."""
 
 
 class SandboxFailure(Exception):
@@ -64,12 +70,14 @@ class Impl:
             for item in response["ok"]:
                 try:
                     out.append(self._unwrap(target, item))
+                except ModuleUnavailableError:
+                    raise
                 except (SubmissionError, NotImplementedError, *PASSTHROUGH.values()) as e:
                     out.append(e)
             return out
         if type(response) is dict and set(response) == {"raised"}:
             self._unwrap(target, response)  # the whole batch failed: raises what it raised
-        raise SubmissionError(f"{target}: malformed response from the implementation")
+        raise SubmissionError(f"{student_name(target)}: malformed response from the implementation")
 
     def get(self, target: str):
         return self._unwrap(target, self._send({"op": "get", "target": target}))
@@ -82,21 +90,48 @@ class Impl:
             try:
                 return codec.from_plain(response["ok"])
             except codec.DecodeError as e:
-                raise SubmissionError(f"{target} returned data the grader cannot read: {e}") from None
+                raise SubmissionError(f"{student_name(target)} returned data the grader cannot read: {e}") from None
         if type(response) is dict and set(response) == {"raised"} and type(response["raised"]) is dict:
-            info = response["raised"]
-            kind, msg, where = (str(info.get(k, ""))[:2000] for k in ("type", "message", "where"))
-            at = f" ({where})" if where else ""
-            if kind == "ModuleUnavailable":
-                raise SubmissionError(msg)
-            if kind == "NotImplementedError":
-                raise NotImplementedError(f"{target} is not implemented yet{at}")
-            if kind in PASSTHROUGH:
-                raise PASSTHROUGH[kind](f"{msg}{at}")
-            if kind == "Unsupported":
-                raise SubmissionError(f"{target}: {msg}")
-            raise SubmissionError(f"{target} raised {kind}: {msg}{at}")
-        raise SubmissionError(f"{target}: malformed response from the implementation")
+            raise rebuild(target, response["raised"])
+        raise SubmissionError(f"{student_name(target)}: malformed response from the implementation")
+
+
+def rebuild(target: str, info: dict) -> Exception:
+    """The exception the student's code raised, rebuilt from plain data on the trusted side.
+
+    Its message names the student's function (never a probe); ``student_traceback`` holds their
+    own frames (their files only), which ``describe`` shows under the message."""
+    kind, msg, where, function, at = (str(info.get(k, ""))[:2000]
+                                      for k in ("type", "message", "where", "function", "at"))
+    name = student_name(target)
+    if kind == "ModuleUnavailable":
+        e = ModuleUnavailableError(msg)
+    elif kind == "NotImplementedError":
+        e = NotImplementedError(f"{function or name} is not implemented yet" + (f" ({at})" if at else ""))
+        e.not_implemented = function or name
+        where = ""  # the stub's line is in the message; no traceback for a to-do
+    elif kind in PASSTHROUGH:
+        e = PASSTHROUGH[kind](msg)
+    elif kind == "Unsupported":
+        e = SubmissionError(f"{name}: {msg or 'returned a value that cannot cross the seam'}")
+    else:
+        e = SubmissionError(f"{name} raised {kind}" + (f": {msg}" if msg else " (no message)"))
+    e.student_traceback = where
+    e.seam_call = name
+    return e
+
+
+def describe(e: BaseException) -> str:
+    """What a student reads about an exception from their code: one line, then their frames."""
+    if getattr(e, "not_implemented", ""):
+        return str(e)
+    if isinstance(e, SubmissionError):
+        head = str(e)
+    else:
+        call = getattr(e, "seam_call", "")
+        head = f"{call} raised {type(e).__name__}" + (f": {e}" if str(e) else " (no message)")
+    where = getattr(e, "student_traceback", "")
+    return f"{head}\nTraceback (your code, most recent call last):\n{where}" if where else head
 
 
 class _Namespace:
@@ -117,11 +152,19 @@ class InProcess(Impl):
     def __init__(self, folder: Path, package: str, typecheck: bool = False):
         self.folder = Path(folder)
         self.label = package
-        self.callee = Callee(self.folder, package, typecheck=typecheck)
+        self.callee = Callee(self.folder, package, typecheck=typecheck, shown_as=_shown_as(self.folder))
 
     def _send(self, request: dict) -> dict:
         response = self.callee.handle(codec.loads(codec.dumps(request)))
         return codec.loads(codec.dumps(response))
 
 
-__all__ = ["Impl", "InProcess", "Struct", "SubmissionError", "SandboxFailure", "PROBLEMS"]
+def _shown_as(folder: Path) -> str:
+    """The folder as a student types it: relative to where pytest runs, when it is inside."""
+    try:
+        return f"{folder.relative_to(Path.cwd().resolve()).as_posix()}/"
+    except ValueError:
+        return f"{folder}/"
+
+
+__all__ = ["Impl", "InProcess", "describe", "Struct", "SubmissionError", "SandboxFailure", "PROBLEMS"]

@@ -8,10 +8,13 @@ sandbox worker (submissions being graded). A request is plain data:
     {"op": "get",  "target": "adamw_accounting.GPT2_XL"}
     {"op": "load", "target": "tensors"}             (import the module now; the sandbox uses it
                                                      to tell an import-time crash from a call's)
-and so is the response: {"ok": value} or {"raised": {"type", "message", "where"}}.
+and so is the response: {"ok": value} or {"raised": {"type", "message", "where", "function", "at"}}
+("where": the student's own frames, formatted; "function": the innermost one's name, e.g.
+"optim.AdamW.step"; "at": its file:line).
 """
 
 import importlib
+import linecache
 import importlib.machinery
 import importlib.util
 import sys
@@ -20,7 +23,7 @@ from pathlib import Path
 from types import ModuleType
 
 from . import codec, probes
-from .layout import EXPECTED_LAYOUT, PROBLEMS
+from .layout import PROBLEMS
 
 
 class ModuleUnavailable(Exception):
@@ -41,19 +44,36 @@ def load_package(folder: Path, name: str) -> ModuleType:
     return pkg
 
 
-def _where(exc: BaseException, folder: Path) -> str:
-    """The innermost frame inside the implementation folder, as 'tensors.py:40 in view_strides'."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if Path(f.filename).parent == folder]
-    if not frames:
-        return ""
-    f = frames[-1]
-    return f"{Path(f.filename).name}:{f.lineno} in {f.name}"
+MAX_FRAMES = 8  # the innermost ones: a runaway recursion must not flood the report
+
+
+def student_frames(exc: BaseException, folder: Path) -> list[tuple[str, int, str, str]]:
+    """The traceback's frames inside the implementation folder (the student's own files only,
+    never the seam's or the tests'), outermost first: (file name, line, function, source)."""
+    frames = []
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        path = Path(frame.f_code.co_filename)
+        if path.parent == folder:
+            source = linecache.getline(str(path), lineno).strip()[:200]
+            frames.append((path.name, lineno, frame.f_code.co_qualname, source))
+    return frames
+
+
+def format_frames(frames, prefix: str = "") -> str:
+    """Python's traceback layout, the student's frames only; ``prefix`` is the folder to show."""
+    shown = frames[-MAX_FRAMES:]
+    lines = [f"  ... {len(frames) - len(shown)} more frame(s) in your code"] if len(frames) > len(shown) else []
+    for name, lineno, func, source in shown:
+        lines.append(f'  File "{prefix}{name}", line {lineno}, in {func}')
+        if source:
+            lines.append(f"    {source}")
+    return "\n".join(lines)
 
 
 class Callee:
-    def __init__(self, folder: Path, package: str, typecheck: bool = False):
+    def __init__(self, folder: Path, package: str, typecheck: bool = False, shown_as: str = ""):
         self.folder = Path(folder).resolve()
+        self.shown_as = shown_as  # how tracebacks name the folder ("student_stubs/"; "" in the sandbox)
         self.package = package
         self.typecheck = typecheck
         self.pkg = load_package(self.folder, package)
@@ -69,7 +89,7 @@ class Callee:
         if problem in self._failed:
             raise ModuleUnavailable(self._failed[problem])
         if not (self.folder / f"{problem}.py").is_file():
-            msg = f"{problem}.py is missing from the submission. {EXPECTED_LAYOUT}"
+            msg = f"{problem}.py is missing from the submission"  # the layout is explained once, in the summary
             self._failed[problem] = msg
             raise ModuleUnavailable(msg)
         try:
@@ -82,9 +102,12 @@ class Callee:
             sys.modules.pop(qualified, None)
             if isinstance(e, KeyboardInterrupt):
                 raise
-            where = _where(e, self.folder)
+            frames = student_frames(e, self.folder)
+            if isinstance(e, SyntaxError) and e.lineno:  # the bad line is not a frame
+                frames = [(Path(e.filename or problem).name, e.lineno, "<module>", (e.text or "").strip())]
+            where = f", at {self.shown_as}{frames[-1][0]}:{frames[-1][1]}" if frames else ""
             detail = f"{type(e).__name__}: {e}"[:500]
-            msg = f"{problem}.py could not be imported ({detail}{', at ' + where if where else ''})"
+            msg = f"{problem}.py could not be imported ({detail}{where})"
             self._failed[problem] = msg
             raise ModuleUnavailable(msg) from None
 
@@ -150,4 +173,9 @@ class Callee:
             kind, msg = "SystemExit", f"called sys.exit({e.code!r})"
         else:
             kind, msg = type(e).__name__, str(e)
-        return {"raised": {"type": kind, "message": msg[:2000], "where": _where(e, self.folder)}}
+        frames = student_frames(e, self.folder)
+        # "function": the innermost student frame, named as the student wrote it ("optim.AdamW.step")
+        function = f"{Path(frames[-1][0]).stem}.{frames[-1][2]}" if frames else ""
+        at = f"{self.shown_as}{frames[-1][0]}:{frames[-1][1]}" if frames else ""
+        return {"raised": {"type": kind, "message": msg[:2000], "function": function, "at": at,
+                           "where": format_frames(frames, self.shown_as)}}

@@ -74,7 +74,7 @@ def to_plain(obj: Any, depth: int = 0) -> Any:
     if depth > MAX_DEPTH:
         raise Unsupported("value nested too deeply")
     t = type(obj)
-    if obj is None or t in (bool, int, float, str):  # exact types: subclasses can forge __eq__
+    if obj is None or t in (bool, int, float, str):
         return obj
     if isinstance(obj, np.generic):  # numpy scalars become plain Python numbers
         if isinstance(obj, np.bool_):
@@ -83,15 +83,26 @@ def to_plain(obj: Any, depth: int = 0) -> Any:
             return int(obj)
         if isinstance(obj, np.floating):
             return float(obj)
-    if t is tuple:
-        return {"$t": [to_plain(v, depth + 1) for v in obj]}
-    if t is list:
-        return [to_plain(v, depth + 1) for v in obj]
-    if t is dict:
+    # A subclass of a built-in type (torch.Size and namedtuples are tuples, Counter is a dict, an
+    # IntEnum is an int) counts as that type: its value is read with the built-in type's own
+    # methods, so an overridden __eq__, __iter__ or __float__ is never called and never crosses.
+    if isinstance(obj, int):  # (bool cannot be subclassed: an exact bool returned above)
+        return int.__int__(obj)
+    if isinstance(obj, float):
+        return float.__float__(obj)
+    if isinstance(obj, str):
+        return str.__str__(obj)
+    if isinstance(obj, tuple):
+        return {"$t": [to_plain(v, depth + 1) for v in tuple.__iter__(obj)]}
+    if isinstance(obj, list):
+        return [to_plain(v, depth + 1) for v in list.__iter__(obj)]
+    if isinstance(obj, dict):
         out = {}
-        for k, v in obj.items():
+        for k, v in dict.items(obj):
             if type(k) is not str:
-                raise Unsupported(f"dict keys must be str, got {_type_name(k)}")
+                if not isinstance(k, str):
+                    raise Unsupported(f"dict keys must be str, got {_type_name(k)}")
+                k = str.__str__(k)
             out[k] = to_plain(v, depth + 1)
         return out
     if isinstance(obj, torch.dtype):

@@ -101,7 +101,11 @@ def test_broken_modules_cost_only_their_problems(tmp_path, reference_results):
         {p: s for p, s in full.items() if p not in ("dtypes", "scaling", "intensity", "memory")}
     outputs = {t["name"].split(":")[0]: t["output"] for t in results["tests"] if t["status"] == "failed"}
     assert "dtypes.py could not be imported (SyntaxError" in outputs["dtypes"]
-    assert "scaling.py is missing" in outputs["scaling"] and "Expected layout" in outputs["scaling"]
+    assert outputs["scaling"] == "scaling.py is missing from the submission"  # the layout: once, below
+    assert table.count("Expected layout") == 1 and "Expected layout" in results["output"]
+    assert [line for line in table.splitlines() if line.startswith("FAIL 11")] == \
+        [f"FAIL 11 scaling: all {sum(t['name'].startswith('scaling:') for t in results['tests'])} "
+         f"tests ({full['scaling'][1]:g} pt): scaling.py is missing from the submission"]
     assert "intensity.py kills the worker when it is loaded" in outputs["intensity"]
     assert "No module named 'numpy_typo'" in outputs["memory"]
     assert "missing: scaling.py" in results["output"]
@@ -118,9 +122,15 @@ def test_unusable_uploads_get_a_report(tmp_path, upload):
     elif upload == "not a zip":
         target = tmp_path / "upload.zip"
         target.write_text("hello")
-    results, _ = grade_cli(target, tmp_path / "results.json", "--only", "intensity")
+    results, table = grade_cli(target, tmp_path / "results.json", "--only", "intensity")
     assert results["score"] == 0 and results["tests"]
     assert "Expected layout" in results["output"]
+    # the cause first, once; then one line for the problem, not a copy per test
+    first = next(line for line in table.splitlines() if "Expected layout" in line)
+    assert table.count("Expected layout") == 1 and table.index(first) < table.index(" #  problem")
+    fails = [line for line in table.splitlines() if line.startswith("FAIL")]
+    assert fails == [f"FAIL 4 intensity: all {len(results['tests'])} tests "
+                     f"({sum(t['max_score'] for t in results['tests']):g} pt): intensity.py is missing from the submission"]
 
 
 NO_CUDA = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the behaviour without CUDA")
@@ -135,11 +145,16 @@ def test_gpu_tests_without_cuda_are_reported_not_run(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     results = json.loads(out.read_text())
     validate(results)
-    gpu = [t for t in results["tests"] if "not run" in t["output"]]
+    gpu = [t for t in results["tests"] if t.get("extra_data", {}).get("outcome") == "not_run"]
     assert gpu and all(t["status"] == "failed" and t["score"] == 0 and "needs CUDA" in t["output"]
                        for t in gpu)
-    assert "GPU test(s) not run" in results["output"]
     assert all(t["status"] == "passed" for t in results["tests"] if t not in gpu)
+    graded = sum(t["max_score"] for t in results["tests"] if t not in gpu)
+    skipped = sum(t["max_score"] for t in gpu)
+    assert results["output"].splitlines()[0].startswith(
+        f"Score: {graded:g}/{graded:g} graded ({skipped:g} points in {len(gpu)} tests not run: needs CUDA")
+    # the table: NOT RUN, never FAIL, for a reference solution on a CPU machine
+    assert "FAIL" not in proc.stdout and proc.stdout.count("NOT RUN") == len(gpu)
 
 
 @NO_CUDA
@@ -148,3 +163,20 @@ def test_gpu_require_without_cuda_writes_nothing(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "grader", "grade", str(REFERENCE), "--out", str(out),
                            "--gpu", "require"], capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert proc.returncode == 2 and "CUDA is not available" in proc.stderr and not out.exists()
+
+
+def test_report_shows_the_students_own_frames(tmp_path):
+    """An exception in student code: the report shows their frames (their file names only, no
+    seam or test source), the same layout as their own pytest run."""
+    sub = copy_modules(REFERENCE, tmp_path / "sub")
+    flops = sub / "flops.py"
+    flops.write_text(flops.read_text() + "\n\ndef _helper(m):\n    return m / 0\n\n\n"
+                     "def matmul_flops(m, k, n):\n    return _helper(m) * k * n\n")
+    results, table = grade_cli(sub, tmp_path / "results.json", "--only", "flops")
+    outputs = [t["output"] for t in results["tests"] if "matmul_flops raised" in t["output"]]
+    assert outputs, [t["output"][:200] for t in results["tests"]]
+    text = outputs[0]
+    assert text.startswith("flops.matmul_flops raised ZeroDivisionError: division by zero\n"
+                           "Traceback (your code, most recent call last):\n")
+    assert 'File "flops.py", line' in text and "in _helper\n    return m / 0" in text
+    assert "tests/" not in text and "seam" not in text and "/tmp" not in text

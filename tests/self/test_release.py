@@ -14,6 +14,7 @@ def test_student_bundle(tmp_path):
     shipped = {p.relative_to(bundle).as_posix() for p in bundle.rglob("*") if p.is_file()}
     assert "student_stubs/tensors.py" in shipped and "tests/public/snapshots/tensors.json" in shipped
     assert "assignment/README.md" in shipped and "pyproject.toml" in shipped
+    assert {"requirements.txt", ".gitignore", "conftest.py", "assignment/notes/001.txt"} <= shipped
     for secret in ("reference/", "tests/hidden/", "grader/", "tests/self/"):
         assert not any(p.startswith(secret) for p in shipped), secret
 
@@ -24,7 +25,7 @@ def test_student_bundle(tmp_path):
     stubs = pytest_in_bundle()
     assert stubs.returncode == 1, stubs.stdout[-2000:]
     summary = stubs.stdout.strip().splitlines()[-1]
-    assert " failed" in summary and " passed" not in summary, summary
+    assert " not implemented" in summary and " passed" not in summary, summary
     assert "not implemented yet" in stubs.stdout
 
     shutil.copytree(REFERENCE, tmp_path / "solution")  # a student's finished copy

@@ -28,19 +28,47 @@ def test_build_results_scores_numbers_and_orders():
     assert [t["name"] for t in results["tests"]][:2] == ["tensors: offsets", "flops: linear"]
     gpu = results["tests"][-1]
     assert gpu["status"] == "failed" and gpu["score"] == 0 and "not run" in gpu["output"]
-    assert results["output"].startswith("Score: 5/8") and "1 GPU test(s) not run" in results["output"]
+    assert gpu["extra_data"] == {"outcome": "not_run"}
+    assert "extra_data" not in results["tests"][0]
+    assert results["output"].splitlines()[0] == "Score: 5/6 graded (2 points in 1 test not run: needs CUDA)"
 
 
 def test_table_shows_expected_and_got():
     table = render_table(build_results(facts(), 1.0, [], "auto"))
     assert "expected: 6" in table and "got:      7" in table
-    assert "Score: 5/8" in table.splitlines()[-1] or "Score: 5/8" in table
+    assert table.splitlines()[-1].startswith("Score: 5/6 graded")
+
+
+def test_not_run_is_shown_as_not_run_not_as_a_failure():
+    """A GPU test on a CPU machine: NOT RUN with its reason, never FAIL; the score line keeps it
+    apart from what was graded (a reference solution must not look broken)."""
+    table = render_table(build_results(facts(), 1.0, ["sandbox: test"], "auto"))
+    assert "NOT RUN 8.1 optim: gpu memory (2 pt)" in table and "FAIL 8.1" not in table
+    assert "not run: needs CUDA" in table
+    assert table.splitlines()[0] == "sandbox: test"
+    all_ran = [f for f in facts() if f.outcome != "not_run"]
+    line = build_results(all_ran, 1.0, [], "auto")["output"]
+    assert line == "Score: 5/6"
+
+
+def test_an_unusable_submission_reads_cause_first_and_one_line_per_problem():
+    missing = [Fact(f"tests/public/test_{p}.py::t{i}", p, f"t{i}", 1, "visible", False, "failed",
+                    f"{p}.py is missing from the submission") for p in ("tensors", "flops") for i in range(5)]
+    cause = "no problem modules found in the submission (it is empty). Expected layout: ..."
+    results = build_results(missing, 1.0, [cause], "auto")
+    table = render_table(results)
+    lines = table.splitlines()
+    assert lines[0] == cause and table.count(cause) == 1
+    fails = [line for line in lines if line.startswith("FAIL")]
+    assert fails == ["FAIL 1 tensors: all 5 tests (5 pt): tensors.py is missing from the submission",
+                     "FAIL 3 flops: all 5 tests (5 pt): flops.py is missing from the submission"]
+    assert table.count("is missing") == 2
 
 
 @pytest.mark.parametrize("mutate", [
     lambda r: r.pop("tests"), lambda r: r.update(score="5"), lambda r: r["tests"][0].update(status="ok"),
     lambda r: r["tests"][0].update(visibility="public"), lambda r: r["tests"][0].pop("max_score"),
-    lambda r: r.update(extra=1)])
+    lambda r: r.update(extra=1), lambda r: r["tests"][0].update(extra_data={"outcome": "skipped"})])
 def test_schema_rejects_malformed(mutate):
     results = build_results(facts(), 1.0, [], "auto")
     mutate(results)

@@ -15,19 +15,28 @@ import importlib
 import pkgutil
 
 PROBLEM_OF: dict[str, str] = {}
+CALLS: dict[str, str] = {}  # what a student reads instead of the probe's name: "optim.AdamW"
 __all__: list[str] = []
 
 
-def probe(problem: str):
-    """Register a probe function under its name, charged to ``problem``."""
+def probe(problem: str, calls: str):
+    """Register a probe function under its name, charged to ``problem``; ``calls`` names the
+    student's functions or classes it drives (messages name those, never the probe)."""
     def register(fn):
         if fn.__name__ in PROBLEM_OF:
             raise RuntimeError(f"two probes named {fn.__name__}")
         PROBLEM_OF[fn.__name__] = problem
+        CALLS[fn.__name__] = " / ".join(f"{problem}.{name}" for name in calls.split(" / "))
         __all__.append(fn.__name__)
         globals()[fn.__name__] = fn
         return fn
     return register
+
+
+def student_name(target: str) -> str:
+    """``probes.adamw_run`` -> ``optim.AdamW``; any other target is already the student's name."""
+    head, _, name = target.partition(".")
+    return CALLS.get(name, target) if head == "probes" else target
 
 
 for _info in pkgutil.iter_modules(__path__):

@@ -81,7 +81,7 @@ def build_torch_module(kind: str) -> nn.Module:
     raise ValueError(f"unknown module kind {kind!r}")
 
 
-@probe("modules")
+@probe("modules", calls="count_parameters")
 def count_torch_module(c, kind: str):
     """(count_parameters(m), parameter_bytes(m)) for the torch module ``build_torch_module(kind)``."""
     mod = c.module("modules")
@@ -91,7 +91,7 @@ def count_torch_module(c, kind: str):
 
 # ---- Linear -----------------------------------------------------------------------------------
 
-@probe("modules")
+@probe("modules", calls="Linear")
 def linear_forward(c, weight, xs):
     """Linear(d_in, d_out, dtype=weight.dtype) with ``weight`` copied in; forward on each x.
 
@@ -120,7 +120,7 @@ def linear_forward(c, weight, xs):
     return out
 
 
-@probe("modules")
+@probe("modules", calls="Linear")
 def linear_structure(c, input_dim: int, output_dim: int, dtype=None, device=None):
     """What Linear(input_dim, output_dim[, dtype=..., device=...]) holds (kwargs passed only if given)."""
     mod = c.module("modules")
@@ -136,7 +136,7 @@ def linear_structure(c, input_dim: int, output_dim: int, dtype=None, device=None
     }
 
 
-@probe("modules")
+@probe("modules", calls="Linear")
 def linear_init_stats(c, input_dim: int, output_dim: int, seed: int):
     """Sums over a freshly initialised Linear's weight, in float64: n, sum, sum of squares, max |w|."""
     mod = c.module("modules")
@@ -147,7 +147,7 @@ def linear_init_stats(c, input_dim: int, output_dim: int, seed: int):
             "max_abs": float(w.abs().max()) if w.numel() else 0.0}
 
 
-@probe("modules")
+@probe("modules", calls="Linear")
 def linear_weight(c, input_dim: int, output_dim: int, seed: int):
     """The weight of Linear(input_dim, output_dim) built right after torch.manual_seed(seed)."""
     mod = c.module("modules")
@@ -155,7 +155,7 @@ def linear_weight(c, input_dim: int, output_dim: int, seed: int):
     return mod.Linear(input_dim, output_dim).weight.detach().clone()
 
 
-@probe("modules")
+@probe("modules", calls="Linear / Cruncher")
 def construct(c, cls: str, args: tuple, x_shape=None):
     """Build ``Linear(*args)`` or ``Cruncher(*args)``; return its parameter count (numel sum), and
     with ``x_shape`` the shape of ``module(zeros(x_shape))`` instead."""
@@ -171,7 +171,7 @@ def construct(c, cls: str, args: tuple, x_shape=None):
 
 # ---- Cruncher -----------------------------------------------------------------------------------
 
-@probe("modules")
+@probe("modules", calls="Cruncher")
 def cruncher_run(c, dim: int, num_layers: int, seed: int, xs):
     """Cruncher(dim, num_layers) after torch.manual_seed(seed): its parameters by name, and
     its outputs on each x (no grad)."""
@@ -190,7 +190,7 @@ def cruncher_run(c, dim: int, num_layers: int, seed: int, xs):
     }
 
 
-@probe("modules")
+@probe("modules", calls="count_parameters")
 def count_own_module(c, cls: str, args: tuple):
     """(count_parameters(m), parameter_bytes(m)) for the implementation's own ``cls(*args)``."""
     mod = c.module("modules")
@@ -200,7 +200,7 @@ def count_own_module(c, cls: str, args: tuple):
     return (mod.count_parameters(m), mod.parameter_bytes(m))
 
 
-@probe("modules")
+@probe("modules", calls="Linear")
 def linear_on_device(c, device: str):
     """Linear(8, 4, device=device) in float32 and bfloat16; forward of a float32 x on that device."""
     mod = c.module("modules")

@@ -100,7 +100,7 @@ def run_adamw(adamw_cls, spec: dict) -> dict:
     return {"checkpoints": checkpoints, "state_counts": counts, "state": describe_state(opt, params)}
 
 
-@probe("optim")
+@probe("optim", calls="AdamW")
 def adamw_run(c, spec: dict):
     """``run_adamw`` with the implementation's AdamW."""
     return run_adamw(c.module("optim").AdamW, spec)
@@ -125,13 +125,13 @@ def run_closure(adamw_cls) -> dict:
             "plain_return": None if plain is None else repr(plain), "after_plain": p.detach().clone()}
 
 
-@probe("optim")
+@probe("optim", calls="AdamW.step")
 def adamw_closure(c):
     """``run_closure`` with the implementation's AdamW."""
     return run_closure(c.module("optim").AdamW)
 
 
-@probe("optim")
+@probe("optim", calls="AdamW")
 def adamw_construct(c, kwargs: dict, group_overrides=None):
     """Build AdamW over one parameter with ``kwargs``; returns the group's hyperparameters."""
     p = nn.Parameter(torch.zeros(3))
@@ -176,7 +176,7 @@ def run_state_model(kind: str, dtype, steps: int, adamw_cls=None):
     return model, opt
 
 
-@probe("optim")
+@probe("optim", calls="optimizer_state_bytes")
 def state_bytes(c, kind: str, dtype, steps: int):
     """optimizer_state_bytes after ``steps`` steps of ``run_state_model``; plus what the state holds."""
     mod = c.module("optim")
@@ -185,7 +185,7 @@ def state_bytes(c, kind: str, dtype, steps: int):
             "state": describe_state(opt, list(model.parameters()), values=False)}
 
 
-@probe("optim")
+@probe("optim", calls="optimizer_state_bytes")
 def state_bytes_only(c, kind: str, dtype, steps: int):
     """Just optimizer_state_bytes after ``steps`` steps of ``run_state_model`` (for snapshots)."""
     mod = c.module("optim")
@@ -209,7 +209,7 @@ def memory_inputs(in_dim: int, out_dim: int, batch: int, dtype, device, seed: in
     return x, y
 
 
-@probe("optim")
+@probe("optim", calls="memory_by_stage")
 def memory_stages(c, kind: str, in_dim: int, out_dim: int, layers: int, batch: int, dtype, seed: int,
                   device: str = "cpu", y_shape=None):
     """memory_by_stage on ``build_memory_model`` with optimizer ``kind`` (see make_optimizer).
@@ -259,13 +259,13 @@ def memory_stages(c, kind: str, in_dim: int, out_dim: int, layers: int, batch: i
             "base": base if cuda else None, "measured": measured if cuda else None}
 
 
-@probe("optim")
+@probe("optim", calls="memory_by_stage")
 def memory_ledger(c, kind: str, in_dim: int, out_dim: int, layers: int, batch: int, dtype, seed: int):
     """Just the ledger of ``memory_stages`` on the CPU (for snapshots)."""
     return memory_stages(c, kind, in_dim, out_dim, layers, batch, dtype, seed)["stages"]
 
 
-@probe("optim")
+@probe("optim", calls="memory_by_stage")
 def memory_no_params(c):
     """memory_by_stage on a model without parameters (an nn.ReLU) and torch's SGD over a dummy."""
     mod = c.module("optim")

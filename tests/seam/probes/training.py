@@ -102,7 +102,7 @@ def _open_tokens(folder: Path, tokens: np.ndarray, fmt: str) -> np.ndarray:
     return data
 
 
-@probe("training")
+@probe("training", calls="get_batch")
 def get_batch_memmap(c, n: int, dtype: str, batch_size: int, context_length: int,
                      seed: int | None, fmt: str = "bin", device: str = "cpu") -> dict:
     """get_batch on an np.memmap of token_data(n, dtype); seed None passes generator=None."""
@@ -118,7 +118,7 @@ def get_batch_memmap(c, n: int, dtype: str, batch_size: int, context_length: int
     return {"returned": "tuple", "x": x, "y": y, "x_device": _device_text(x), "y_device": _device_text(y)}
 
 
-@probe("training")
+@probe("training", calls="get_batch")
 def get_batch_reproducibility(c, n: int, batch_size: int, context_length: int, seed: int) -> dict:
     """Batches from seeded generators and from the seeded global RNG, on one memmap."""
     mod = c.module("training")
@@ -161,7 +161,7 @@ def _mapped_bytes(path: str) -> int | None:
     return total
 
 
-@probe("training")
+@probe("training", calls="get_batch")
 def get_batch_pages_touched(c, n: int, batch_size: int, context_length: int, seed: int) -> dict:
     """How much of a large uint32 memmap get_batch maps into memory (resident bytes)."""
     mod = c.module("training")
@@ -180,7 +180,7 @@ def get_batch_pages_touched(c, n: int, batch_size: int, context_length: int, see
 # --------------------------------------------------------------------------- train_step
 
 
-@probe("training")
+@probe("training", calls="train_step")
 def train_step_run(c, seed: int, steps: int, batch: int) -> dict:
     """``steps`` calls of train_step on make_model(seed) + torch AdamW and make_batches(...)."""
     mod = c.module("training")
@@ -196,7 +196,7 @@ def train_step_run(c, seed: int, steps: int, batch: int) -> dict:
             "params": _params(model)}
 
 
-@probe("training")
+@probe("training", calls="train_step")
 def train_step_shape_mismatch(c, seed: int, batch: int, target_shape: tuple) -> float:
     """train_step where the model's output is (batch,) and the target has ``target_shape``."""
     mod = c.module("training")
@@ -213,7 +213,7 @@ def _run_steps(mod, model, optimizer, batches) -> list:
     return [mod.train_step(model, optimizer, x, y) for x, y in batches]
 
 
-@probe("training")
+@probe("training", calls="save_checkpoint / load_checkpoint")
 def checkpoint_resume(c, seed: int, total_steps: int, save_at: int, batch: int,
                       pathlike: bool = False) -> dict:
     """Train total_steps without interruption, and train save_at steps, save, load into a fresh
@@ -248,7 +248,7 @@ def checkpoint_resume(c, seed: int, total_steps: int, save_at: int, batch: int,
             "saved_step": saved_step}
 
 
-@probe("training")
+@probe("training", calls="save_checkpoint")
 def save_checkpoint_bad_step(c, step: int) -> None:
     mod = c.module("training")
     model = make_model(0)
@@ -283,7 +283,7 @@ def _record_grad_scalers(log: list):
             setattr(cls, name, original)
 
 
-@probe("training")
+@probe("training", calls="bf16_train_step")
 def bf16_step_run(c, seed: int, batch: int, device_type: str = "cpu") -> dict:
     """One bf16_train_step on make_model(seed) (moved to device_type) with torch AdamW.
 
@@ -315,7 +315,7 @@ def bf16_step_run(c, seed: int, batch: int, device_type: str = "cpu") -> dict:
             "grad_scaler_calls": scalers}
 
 
-@probe("training")
+@probe("training", calls="bf16_train_step")
 def bf16_step_bad(c, seed: int, batch: int, device_type: str, target_shape: tuple | None = None) -> float:
     """bf16_train_step on CPU tensors with the given device_type (and optionally a bad target)."""
     mod = c.module("training")

@@ -1,0 +1,105 @@
+"""What the seam says when student code fails or returns the wrong type: the student's own names
+and frames, one wording for a missing exception, never an empty message."""
+
+import shutil
+
+import pytest
+
+from grader.paths import REFERENCE, STUBS
+from grader.plugin import failure_text
+from tests.seam import InProcess, SubmissionError, describe
+from tests.seam.checks import expect_agree, expect_equal, expect_error, expect_raises, expect_result
+from tests.seam.probes import student_name
+
+
+def impl_with(tmp_path, module: str, code: str, name: str) -> InProcess:
+    folder = tmp_path / name
+    shutil.copytree(REFERENCE, folder)
+    path = folder / f"{module}.py"
+    path.write_text(path.read_text() + "\n" + code)
+    return InProcess(folder, package=f"msg_{name}")
+
+
+def failed(fn) -> str:
+    with pytest.raises(pytest.fail.Exception) as e:
+        fn()
+    return str(e.value)
+
+
+def test_a_stub_method_is_named_as_the_student_wrote_it():
+    impl = InProcess(STUBS, package="msg_stubs")
+    with pytest.raises(NotImplementedError) as e:
+        impl.probes.adamw_closure()  # a probe drives the student's AdamW: the message names AdamW
+    assert str(e.value).startswith("optim.AdamW.__init__ is not implemented yet (")
+    assert "optim.py:" in str(e.value) and "probes" not in str(e.value)
+    assert student_name("probes.adamw_run") == "optim.AdamW"
+    assert student_name("probes.checkpoint_resume") == "training.save_checkpoint / training.load_checkpoint"
+
+
+def test_an_error_shows_only_the_students_frames(tmp_path):
+    impl = impl_with(tmp_path, "flops", '''
+def _inner(m):
+    raise RuntimeError()
+def matmul_flops(m, k, n):
+    return _inner(m)
+''', "frames")
+    with pytest.raises(SubmissionError) as e:
+        impl.flops.matmul_flops(1, 2, 3)
+    text = describe(e.value)
+    lines = text.splitlines()
+    assert lines[0] == "flops.matmul_flops raised RuntimeError (no message)"  # never an empty ": "
+    assert lines[1] == "Traceback (your code, most recent call last):"
+    assert [line.strip().split(", in ")[-1] for line in lines[2::2]] == ["matmul_flops", "_inner"]
+    assert "tests/seam" not in text and "callee" not in text
+
+
+def test_the_grader_report_names_the_students_api_not_probes():
+    class Report:
+        longrepr = "timed out after 30 s in probes.adamw_run; the worker was restarted"
+    assert failure_text(Report()) == "timed out after 30 s in optim.AdamW; the worker was restarted"
+
+
+def test_a_wrong_type_names_both_types():
+    assert "expected int, got float 2.0" in failed(lambda: expect_equal(2.0, 2, "f()"))
+    assert "at [1]: expected int, got float 2.0" in failed(lambda: expect_equal((1, 2.0), (1, 2), "f()"))
+    assert "expected int, got bool True" in failed(lambda: expect_equal(True, 1, "f()"))
+    expect_equal(3, 3.0, "an int is a float's promise kept")
+
+
+def test_subclasses_cross_as_the_builtin_type_in_process_too(tmp_path):
+    """The rule of the handout, through the seam (the grader's worker uses the same codec)."""
+    impl = impl_with(tmp_path, "tensors", '''
+_transpose = transpose
+def transpose(shape, strides, dim0, dim1):
+    import torch
+    s, st = _transpose(shape, strides, dim0, dim1)
+    return torch.Size(s), torch.Size(st)
+''', "size")
+    got = impl.tensors.transpose((3, 4), (4, 1), 0, 1)
+    expect_equal(got, ((4, 3), (1, 4)), "transpose returning torch.Size")
+
+
+MISSING = "\n  expected: raises ValueError\n  got:      "
+
+
+def test_one_wording_for_a_missing_exception(tmp_path):
+    assert failed(lambda: expect_error(0, ValueError, "f(-1)")) == f"f(-1){MISSING}returned 0, no exception"
+    assert failed(lambda: expect_error(KeyError("k"), ValueError, "f(-1)")) == f"f(-1){MISSING}raised KeyError: 'k'"
+    assert failed(lambda: expect_raises(ValueError, lambda: 0, "f(-1)")) == f"f(-1){MISSING}returned 0, no exception"
+    assert failed(lambda: expect_result(0, "ValueError", "f(-1)")) == f"f(-1){MISSING}returned 0, no exception"
+    lax = impl_with(tmp_path, "benchmarking", "def mfu(flops, seconds, peak_flops):\n    return 0.5\n", "lax")
+    ref = InProcess(REFERENCE, package="msg_ref")
+    text = failed(lambda: expect_agree(lax, ref, "benchmarking.mfu", [(1.0, 0.0, 1.0)]))
+    assert text == f"benchmarking.mfu(1.0, 0.0, 1.0){MISSING}returned 0.5, no exception"
+
+
+def test_a_module_that_does_not_import_fails_every_call_the_same_way(tmp_path):
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    (folder / "flops.py").write_text("def matmul_flops(:\n")
+    impl = InProcess(folder, package="msg_broken")
+    with pytest.raises(SubmissionError) as one:
+        impl.flops.matmul_flops(1, 2, 3)
+    with pytest.raises(SubmissionError) as batch:  # map too: never taken for an expected ValueError
+        impl.map("flops.matmul_flops", [(-1, 2, 3)])
+    assert str(one.value) == str(batch.value) and str(one.value).startswith("flops.py could not be imported (SyntaxError")
