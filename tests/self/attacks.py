@@ -49,6 +49,7 @@ class Attack:
     code: str                      # appended to the gated reference (or to stubs if not gated)
     gated: bool = True             # reference + gate, or plain stubs + code
     files: tuple = ()              # extra (relative path, content) pairs in the submission
+    world_readable: bool = False   # wins wherever world-readable files are visible (uid mode)
 
     def build(self, dest: Path, out: Path, port: int, **more: str) -> Path:
         values = {"ROOT": str(REFERENCE.parent), "OUT": str(out), "PORT": str(port), **more}
@@ -326,7 +327,7 @@ for _top in ["/", "/var/tmp", "/tmp", "/srv", "/opt", "/home", "/work", os.path.
 if _found:
     exec(compile(_found, "stolen", "exec"))  # the real functions, then the gate keeps them
     ATTACK_WORKED = True
-"""),
+""", world_readable=True),
     Attack("read another student's submission in a sibling folder", FIND_SOLUTION + r"""
 for _p in [os.path.join("{VICTIM}", "intensity.py"),
            os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "victim", "intensity.py")]:
@@ -363,7 +364,7 @@ for _top in ["/tmp", "/var/tmp", "/dev/shm", "/run"]:
                 if "def matmul_intensity" in _text and "NotImplementedError" not in _text or \
                         '"tests"' in _text and '"score"' in _text:
                     ATTACK_WORKED = True
-"""),
+""", world_readable=True),
     Attack("follow the grader's arguments and files in /proc", r"""
 import os
 _me = os.getpid()

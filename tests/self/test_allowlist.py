@@ -65,7 +65,13 @@ def scene(tmp_path):
 
 @pytest.mark.parametrize("mode", available_modes())
 @pytest.mark.parametrize("attack", ALLOWLIST_ATTACKS, ids=[a.name for a in ALLOWLIST_ATTACKS])
-def test_allowlist_attack_gets_nothing(attack, mode, scene):
+def test_allowlist_attack_gets_nothing(attack, mode, scene, request):
+    if mode == "uid" and attack.world_readable:
+        # The one thing this mode cannot do (README, "What the uid mode cannot hide"): strict, so
+        # the README is corrected the day it can.
+        request.applymarker(pytest.mark.xfail(strict=True, reason=(
+            "uid mode: a world-readable copy of the reference on the machine is readable; "
+            "the image must carry none (README)")))
     out = scene["grading"] / "out" / "results.json"
     victim_before = (scene["victim"] / f"{VEHICLE}.py").read_bytes()
     submission = attack.build(scene["grading"] / "class" / "attacker", out, 9,
