@@ -23,6 +23,7 @@ def build_results(facts, execution_time: float, notes: list[str], gpu: str) -> d
     tests, counters = [], {}
     for fact in sorted(facts, key=_order):
         k = counters[fact.problem] = counters.get(fact.problem, 0) + 1
+        k = fact.index if fact.index is not None else k
         passed = fact.outcome == "passed"
         output = fact.message or ("passed" if passed else "did not run")
         tests.append({
