@@ -1,6 +1,6 @@
 """`python -m grader batch`: grade a class, or one shard of it.
 
-The parent only plans and keeps count; it never imports torch. ``--jobs N`` grader processes
+The parent only plans and keeps count. ``--jobs N`` grader processes
 (grader/_batch_job.py) each import torch and pytest once and grade one upload after another,
 each in its own fresh sandbox. A job that dies or hangs costs the student it was grading
 ("crashed" in the gradebook) and is replaced; the batch goes on. Students already graded in

@@ -87,12 +87,13 @@ def parse_metadata(text: str) -> dict[str, tuple[Student, ...]]:
     return out
 
 
-def _export_root(folder: Path) -> Path | None:
+def _export_root(folder: Path, skip: set[Path]) -> Path | None:
     """The folder holding submission_metadata.yml: the given one, or its only sub-folder (the
     export unzips to ``assignment_<id>_export/``)."""
     if (folder / METADATA).is_file():
         return folder
-    subs = [d for d in folder.iterdir() if d.is_dir() and not d.name.startswith((".", "__MACOSX"))]
+    subs = [d for d in folder.iterdir() if d.is_dir() and not d.name.startswith((".", "__MACOSX"))
+            and d.resolve() not in skip]
     if len(subs) == 1 and (subs[0] / METADATA).is_file():
         return subs[0]
     return None
@@ -106,7 +107,7 @@ def discover(folder: Path, exclude: tuple[Path, ...] = ()) -> tuple[list[Upload]
         raise RosterError(f"{folder}: no such folder (give the folder of submissions, or "
                           f"Gradescope's export unzipped)")
     skip = {p.resolve() for p in exclude}
-    root = _export_root(folder)
+    root = _export_root(folder, skip)
     notes: list[str] = []
     if root is not None:
         students = parse_metadata((root / METADATA).read_text(errors="replace"))
