@@ -22,14 +22,21 @@ import traceback
 from pathlib import Path
 
 
+STOPPING = []  # set by a signal; pytest.main swallows KeyboardInterrupt, so it is checked after
+
+
 def _interrupt(signum, frame):
-    raise KeyboardInterrupt  # SIGTERM (Slurm's cancel, batch's stop): close the sandbox first
+    """SIGTERM (Slurm's cancel, batch's stop) or SIGINT: the sandbox is closed on the way out and
+    the student being graded is left as it was (neither graded nor crashed: a rerun redoes it)."""
+    STOPPING.append(signum)
+    raise KeyboardInterrupt
 
 
 def main() -> int:
     cfg = json.loads(sys.argv[1])
     reply = os.fdopen(cfg["reply_fd"], "w", buffering=1)
     signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)
     # Sandboxes and unpacked zips go in a private folder that the student uid may cross (0711)
     # but not list: another student's sandbox, graded side by side, cannot be found by name.
     private = Path(tempfile.mkdtemp(prefix="grader-batch-"))
@@ -57,12 +64,20 @@ def main() -> int:
                 results, status = grade_one(Path(task["path"]), cfg["gpu"], cfg["time_limit"],
                                             quiet=True, problems=cfg["problems"], hide=hide,
                                             record=partial)
+                if STOPPING:
+                    raise KeyboardInterrupt
                 write_atomically(results, out / RESULTS)
                 if partial.exists():
                     os.replace(partial, record)
                 write_json(out / STUDENT, {**student, "status": status})
                 answer = {"key": task["key"], "status": status, "score": results["score"]}
+            except KeyboardInterrupt:
+                partial.unlink(missing_ok=True)
+                raise
             except Exception as e:  # this student's grading failed; the next one goes on
+                if STOPPING:
+                    partial.unlink(missing_ok=True)
+                    raise KeyboardInterrupt from None
                 print(traceback.format_exc(), file=sys.stderr, flush=True)
                 (out / RESULTS).unlink(missing_ok=True)
                 partial.unlink(missing_ok=True)

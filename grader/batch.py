@@ -162,7 +162,9 @@ def _run(tasks: list[dict], cfg: dict, jobs: int, out: Path) -> int:
     counts = dict.fromkeys(STATUSES, 0)
     started = 0
     pool: list[_Job] = []
-    bar = tqdm(total=len(tasks), unit="student", dynamic_ncols=True, file=sys.stderr)
+    # on a terminal a live bar; in a log file (Slurm's) a line every 30 s at most
+    bar = tqdm(total=len(tasks), unit="student", dynamic_ncols=True, file=sys.stderr,
+               mininterval=0.5 if sys.stderr.isatty() else 30)
 
     def finished(job: _Job, answer: dict) -> None:
         job.task = None

@@ -88,15 +88,13 @@ def parse_metadata(text: str) -> dict[str, tuple[Student, ...]]:
 
 
 def _export_root(folder: Path, skip: set[Path]) -> Path | None:
-    """The folder holding submission_metadata.yml: the given one, or its only sub-folder (the
-    export unzips to ``assignment_<id>_export/``)."""
+    """The folder holding submission_metadata.yml: the given one, or the one sub-folder that
+    holds it (the export unzips to ``assignment_<id>_export/``; batch outputs may sit beside)."""
     if (folder / METADATA).is_file():
         return folder
-    subs = [d for d in folder.iterdir() if d.is_dir() and not d.name.startswith((".", "__MACOSX"))
-            and d.resolve() not in skip]
-    if len(subs) == 1 and (subs[0] / METADATA).is_file():
-        return subs[0]
-    return None
+    exports = [d for d in folder.iterdir() if d.is_dir() and (d / METADATA).is_file()
+               and d.resolve() not in skip]
+    return exports[0] if len(exports) == 1 else None
 
 
 def discover(folder: Path, exclude: tuple[Path, ...] = ()) -> tuple[list[Upload], list[str]]:
