@@ -38,7 +38,8 @@ def main() -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
     # Sandboxes and unpacked zips go in a private folder that the student uid may cross (0711)
-    # but not list: another student's sandbox, graded side by side, cannot be found by name.
+    # but not list (on top of each sandbox's own unlistable root): the folders of the students
+    # graded side by side cannot even be named from inside a sandbox.
     private = Path(tempfile.mkdtemp(prefix="grader-batch-"))
     os.chmod(private, 0o711)
     tempfile.tempdir = str(private)

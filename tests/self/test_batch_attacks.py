@@ -10,9 +10,9 @@ The thief must get 0, the victims full marks, and their files must be untouched.
 
 import json
 import runpy
-import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 from grader.gradebook import read_json
@@ -63,13 +63,13 @@ while _loot is None and time.monotonic() < _until:
             _src = open(_path).read()
         except OSError:
             continue
-        if "def matmul_intensity" in _src and "ATTACK_WORKED" not in _src:
+        if "{MARK}" in _src and "ATTACK_WORKED" not in _src:  # a classmate's, not any copy
             _loot = _path, _src
             break
     if _loot is not None:
         break
     for _victim in ("b-victim0", "c-victim1"):  # sabotage: stubs in, a planted results.json
-        for _target, _text in (("{SUBMISSIONS}/%s/intensity.py", "raise SystemExit('sabotaged')\n"),
+        for _target, _text in (("{SUBMISSIONS}/%s/intensity.py", "raise SystemExit('sabotaged')\\n"),
                                ("{OUTDIR}/%s/results.json", '{"score": 0, "execution_time": 0, '
                                                             '"output": "sabotaged", "tests": []}')):
             try:
@@ -86,8 +86,17 @@ if _loot is not None:
 '''
 
 
+MARK = "# classmate " + uuid.uuid4().hex  # in the victims' files only: what the thief looks for
+
+
+def victim(folder: Path) -> None:
+    folder.mkdir(parents=True)
+    (folder / f"{VEHICLE}.py").write_text((REFERENCE / f"{VEHICLE}.py").read_text() + "\n" + MARK + "\n")
+
+
 def thief(klass: Path, out: Path, poll: float) -> Attack:
     code = THIEF.replace("{SUBMISSIONS}", str(klass)).replace("{OUTDIR}", str(out)).replace("{POLL}", str(poll))
+    code = code.replace("{MARK}", MARK[:8] + '" "' + MARK[8:])  # never the mark itself in its own file
     code = code.replace("{{", "{").replace("}}", "}")
     return Attack("steal a classmate's code in a batch", code)
 
@@ -95,8 +104,7 @@ def thief(klass: Path, out: Path, poll: float) -> Attack:
 def test_a_student_cannot_reach_a_classmate_in_the_same_batch(tmp_path):
     klass, out = tmp_path / "class", tmp_path / "out"
     for name in ("b-victim0", "c-victim1"):
-        (klass / name).mkdir(parents=True)
-        shutil.copy(REFERENCE / f"{VEHICLE}.py", klass / name / f"{VEHICLE}.py")
+        victim(klass / name)
     thief(klass, out, poll=8.0).build(klass / "a-thief", tmp_path / "unused" / "results.json", 9)
     before = {p: p.read_bytes() for p in klass.rglob("*.py")}
     proc = subprocess.run([sys.executable, "-m", "grader", "batch", klass, "--out", out, "--jobs", "2",
@@ -106,6 +114,9 @@ def test_a_student_cannot_reach_a_classmate_in_the_same_batch(tmp_path):
     scores = {d: read_json(out / d / "results.json") for d in ("a-thief", "b-victim0", "c-victim1")}
     full = sum(t["max_score"] for t in scores["b-victim0"]["tests"])
     assert scores["a-thief"]["score"] == 0, "the thief got points: it reached a classmate's code"
+    # it loaded and ran its search (its gate stayed shut), rather than failing to import
+    assert all("_not_earned" in t["output"] for t in scores["a-thief"]["tests"]), \
+        [t["output"][:200] for t in scores["a-thief"]["tests"]]
     assert scores["b-victim0"]["score"] == scores["c-victim1"]["score"] == full > 0
     assert {p: p.read_bytes() for p in klass.rglob("*.py")} == before, "an upload was modified"
     assert sorted(p.name for p in out.iterdir()) == [".logs", "a-thief", "b-victim0", "batch.json",
@@ -118,8 +129,7 @@ def test_control_the_thief_works_where_nothing_isolates_it(tmp_path):
     """Run in this (unsandboxed) process, the same module finds a classmate and opens its gate:
     so the 0 above is the sandbox's doing, not a broken attack."""
     klass = tmp_path / "class"
-    (klass / "b-victim0").mkdir(parents=True)
-    shutil.copy(REFERENCE / f"{VEHICLE}.py", klass / "b-victim0" / f"{VEHICLE}.py")
+    victim(klass / "b-victim0")
     thief(klass, tmp_path / "out", poll=2.0).build(klass / "a-thief", tmp_path / "x" / "results.json", 9)
     module = runpy.run_path(str(klass / "a-thief" / f"{VEHICLE}.py"))
     assert module["ATTACK_WORKED"] is True
