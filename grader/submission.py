@@ -65,7 +65,7 @@ def locate(path: Path, problems=PROBLEMS) -> Located:
             return Located(None, [why, EXPECTED_LAYOUT], status="empty")
         path = cleanup = unpacked
     elif not path.is_dir():
-        return Located(None, [f"submission {path} not found (give a folder or a .zip). {EXPECTED_LAYOUT}"],
+        return Located(None, [f"upload {path.name} not found (give a folder or a .zip). {EXPECTED_LAYOUT}"],
                        status="not found")
     found = [c for c in _candidates(path) if c[1]]
     if not found:
