@@ -47,6 +47,18 @@ def _grade(args) -> int:
                  quiet=args.quiet, problems=args.only, isolation=args.isolation)
 
 
+def _batch(args) -> int:
+    from .batch import batch
+    return batch(Path(args.submissions), Path(args.out), jobs=args.jobs, shard=args.shard,
+                 shard_count=args.shard_count, gpu=args.gpu, time_limit=args.time_limit,
+                 problems=args.only, regrade=args.regrade, isolation=args.isolation)
+
+
+def _merge(args) -> int:
+    from .merge import merge
+    return merge([Path(d) for d in args.inputs], Path(args.out))
+
+
 def _snapshots(args) -> int:
     from .snapshots import check, write
     if args.check:
@@ -90,6 +102,53 @@ def _release(args) -> int:
     return 0
 
 
+GRADE_EXIT = """exit status:
+  0  a report was written, whatever the score (also for an empty, unusable or ambiguous upload:
+     the report says why at the top)
+  2  the TA's mistake, no report: SUBMISSION does not exist, a bad option, --gpu require
+     without CUDA, or the test run itself failed"""
+
+BATCH_EXIT = """exit status:
+  0  every student in the slice has a results.json (whatever the scores) and gradebook.csv
+     was written
+  1  the batch ran to the end but some students' grading crashed (status "crashed" in the
+     gradebook; a rerun retries them)
+  2  the TA's mistake, nothing graded: SUBMISSIONS missing or unreadable metadata, a bad
+     --shard, a bad option, --gpu require without CUDA
+  130/143  interrupted (Ctrl-C / SIGTERM); what was written is kept, a rerun goes on"""
+
+MERGE_EXIT = """exit status:
+  0  merged; OUT_DIR holds one results.json per student and gradebook.csv
+  2  bad or conflicting inputs (the one-line message says which): a student in two shards of
+     one pass, passes over different students, the same test in two passes"""
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def _grading_options(p: argparse.ArgumentParser) -> None:
+    """What one grading run needs: shared by grade and batch."""
+    p.add_argument("--gpu", choices=("auto", "require", "skip", "only"), default="auto",
+                   help="GPU tests: run if CUDA is here (auto), fail without CUDA (require), leave out "
+                        "(skip), or run only them (only: the GPU pass after a CPU pass)")
+    p.add_argument("--time-limit", type=positive_seconds, default=30.0,
+                   help="wall-clock seconds per test (a test's time_limit marker overrides it)")
+    p.add_argument("--only", metavar="PROBLEM[,PROBLEM...]", type=problem_list,
+                   help="grade only these problems (e.g. a regrade of one problem)")
+    p.add_argument("--isolation", choices=("auto", *MODES), default="auto",
+                   help="how the submission's worker is confined (default: the strongest mode that "
+                        "works here; the report's 'sandbox:' line says which): bwrap, namespaces "
+                        "(unshare + pivot_root), landlock, uid (no namespaces: an unprivileged uid), "
+                        "process (rlimits only); a mode that cannot work here is an error")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="python -m grader", description=__doc__, epilog=_examples(
         "python -m grader grade path/to/submission.zip --out results.json",
@@ -102,22 +161,43 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("grade", help="grade one submission and write results.json", formatter_class=raw,
                        epilog=_examples("python -m grader grade reference          (the reference: full marks)",
                                         "python -m grader grade alice.zip --out alice/results.json",
-                                        "python -m grader grade alice/ --only optim,training --time-limit 60"))
+                                        "python -m grader grade alice/ --only optim,training --time-limit 60")
+                       + "\n\n" + GRADE_EXIT)
     g.add_argument("submission", help="folder laid out like student_stubs/, a folder holding one, or a .zip")
     g.add_argument("--out", default="results.json", help="where to write results.json")
-    g.add_argument("--gpu", choices=("auto", "require", "skip"), default="auto",
-                   help="GPU tests: run if CUDA is here (auto), fail without CUDA (require), leave out (skip)")
-    g.add_argument("--time-limit", type=positive_seconds, default=30.0,
-                   help="wall-clock seconds per test (a test's time_limit marker overrides it)")
-    g.add_argument("--only", metavar="PROBLEM[,PROBLEM...]", type=problem_list,
-                   help="grade only these problems (e.g. a regrade of one problem)")
+    _grading_options(g)
     g.add_argument("--quiet", action="store_true", help="print only the score table")
-    g.add_argument("--isolation", choices=("auto", *MODES), default="auto",
-                   help="how the submission's worker is confined (default: the strongest mode that "
-                        "works here; the report's 'sandbox:' line says which): bwrap, namespaces "
-                        "(unshare + pivot_root), landlock, uid (no namespaces: an unprivileged uid), "
-                        "process (rlimits only); a mode that cannot work here is an error")
     g.set_defaults(run=_grade)
+
+    b = sub.add_parser("batch", help="grade a class: one results.json per student and a gradebook.csv",
+                       formatter_class=raw, epilog=_examples(
+                           "python -m grader batch submissions/ --out graded/ --jobs 2",
+                           "python -m grader batch export/ --out graded-cpu/ --gpu skip --shard 0/4")
+                       + "\n\n" + BATCH_EXIT)
+    b.add_argument("submissions", help="a folder of per-student folders or zips, or Gradescope's "
+                                       "'Download Submissions' export (submission_metadata.yml)")
+    b.add_argument("--out", required=True, metavar="OUT_DIR",
+                   help="OUT_DIR/<student>/results.json (+ the raw pytest record) and OUT_DIR/gradebook.csv")
+    b.add_argument("--jobs", type=_positive_int, default=1, metavar="N",
+                   help="grader processes side by side (each pays the torch import once); default 1")
+    b.add_argument("--shard", metavar="I/N", help="grade only the I-th (0-based) of N disjoint, stable "
+                   "slices of the class; default: SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or "
+                   "JOB_COMPLETION_INDEX when set")
+    b.add_argument("--shard-count", type=_positive_int, metavar="N",
+                   help="N when the index comes from the environment (a Kubernetes indexed Job)")
+    _grading_options(b)
+    b.add_argument("--regrade", action="store_true",
+                   help="grade every student again (default: skip those already graded in OUT_DIR)")
+    b.set_defaults(run=_batch)
+
+    m = sub.add_parser("merge", help="join batch outputs: shards of one pass, or a CPU and a GPU pass",
+                       formatter_class=raw, epilog=_examples(
+                           "python -m grader merge graded-0/ graded-1/ --out graded/   (shards)",
+                           "python -m grader merge graded-cpu/ graded-gpu/ --out graded/   (two passes)")
+                       + "\n\n" + MERGE_EXIT)
+    m.add_argument("inputs", nargs="+", metavar="OUT_DIR", help="batch output folders")
+    m.add_argument("--out", required=True, metavar="OUT_DIR", help="where the joined results go")
+    m.set_defaults(run=_merge)
 
     s = sub.add_parser("snapshots", help="regenerate the public tests' snapshots from the reference",
                        formatter_class=raw, epilog=_examples(

@@ -1,7 +1,12 @@
 """`grade`: locate the submission, run the public and hidden tests against it in the sandbox,
-write results.json (validated, atomically) and print the score table."""
+write results.json (validated, atomically) and print the score table.
+
+``check_options`` settles what is the same for every submission of a run (the GPU, the isolation
+mode, the limits) once; ``grade_one`` grades one upload (batch calls it for each student, with a
+zygote its job keeps); ``grade`` is the command."""
 
 import contextlib
+import dataclasses
 import io
 import shutil
 import sys
@@ -12,23 +17,29 @@ from pathlib import Path
 import pytest
 
 from . import gpu as gpu_info
+from .isolation import Isolation, IsolationUnavailable
 from .paths import ROOT, TEST_DIRS
 from .plugin import GraderPlugin
 from .report import build_results, render_table, write_atomically
-from .isolation import Isolation, IsolationUnavailable
-from .sandbox import Limits, Sandbox
+from .sandbox import Limits, Sandbox, Zygote
 from .submission import locate
 from tests.seam.layout import PROBLEMS
 
 
 def run_tests(impl, gpu: str, cuda: bool, time_limit: float, quiet: bool,
-              problems: list[str] | None = None, unknown_gpu: str | None = None) -> GraderPlugin:
+              problems: list[str] | None = None, unknown_gpu: str | None = None,
+              record: Path | None = None) -> GraderPlugin:
     """Run the graded tests (of ``problems``, default all) against ``impl``; the plugin holds
-    one fact per test. ``unknown_gpu``: this GPU's name if the peak table lacks it."""
+    one fact per test. ``unknown_gpu``: this GPU's name if the peak table lacks it. ``record``:
+    also write pytest-json-report's raw record there. Safe to call many times in one process
+    (batch does): each call is a fresh pytest session."""
     plugin = GraderPlugin(impl, gpu=gpu, cuda=cuda, time_limit=time_limit, unknown_gpu=unknown_gpu)
     paths = [d / f"test_{p}.py" for d in TEST_DIRS for p in problems] if problems else TEST_DIRS
     args = [*(str(p) for p in paths if p.exists()), "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
             "-p", "no:cacheprovider", "-q", "--tb=no", "--no-header", "-rN"]
+    if record is not None:
+        args += ["--json-report", f"--json-report-file={record}", "--json-report-omit", "collectors",
+                 "keywords", "--json-report-indent=1"]
     sink = io.StringIO() if quiet else sys.stderr
     with contextlib.redirect_stdout(sink):
         code = pytest.main(args, plugins=[plugin])
@@ -38,54 +49,105 @@ def run_tests(impl, gpu: str, cuda: bool, time_limit: float, quiet: bool,
     return plugin
 
 
-def grade(submission: Path, out: Path, gpu: str = "auto", time_limit: float = 30.0,
-          quiet: bool = False, problems: list[str] | None = None, isolation: str = "auto") -> int:
-    start = time.monotonic()
+@dataclasses.dataclass(frozen=True)
+class Setup:
+    """What every submission of one run shares, settled once by ``check_options``."""
+    gpu: str                   # auto | require | skip | only
+    problems: list[str] | None
+    time_limit: float
+    gpu_name: str | None       # this machine's CUDA device, None without CUDA
+    unknown_gpu: str | None    # gpu_name, when the reference's peak table lacks it
+    isolation: Isolation
+
+    @property
+    def cuda(self) -> bool:
+        return self.gpu_name is not None
+
+    @property
+    def uses_cuda(self) -> bool:
+        return self.cuda and self.gpu != "skip"
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(time_per_test=self.time_limit,
+                      memory_bytes=None if self.uses_cuda else Limits.memory_bytes)
+
+
+def check_options(gpu: str = "auto", problems: list[str] | None = None, time_limit: float = 30.0,
+                  isolation: str = "auto") -> tuple[Setup | None, str | None]:
+    """(the run's Setup, None), or (None, the one-line reason) for the TA's mistakes that mean
+    no report at all."""
     unknown = sorted(set(problems or ()) - set(PROBLEMS))
     if unknown:
-        print(f"error: unknown problem(s) {', '.join(unknown)}; known: {', '.join(PROBLEMS)}",
-              file=sys.stderr)
-        return 2
+        return None, f"unknown problem(s) {', '.join(unknown)}; known: {', '.join(PROBLEMS)}"
+    if not time_limit > 0:
+        return None, f"--time-limit must be a positive number of seconds, not {time_limit!r}"
     gpu_name = gpu_info.device_name()
-    cuda = gpu_name is not None
-    if gpu == "require" and not cuda:
-        print("error: --gpu require, but CUDA is not available here; no report written", file=sys.stderr)
-        return 2
-    unknown_gpu = gpu_name if cuda and gpu != "skip" and not gpu_info.has_peak(gpu_name) else None
+    if gpu == "require" and gpu_name is None:
+        return None, "--gpu require, but CUDA is not available here; no report written"
+    unknown_gpu = gpu_name if gpu_name and gpu != "skip" and not gpu_info.has_peak(gpu_name) else None
     if gpu == "require" and unknown_gpu:
-        print(f"error: --gpu require, but this GPU, '{gpu_name}', has no peak FLOP/s in "
-              f"reference/benchmarking.py (PEAK_FLOPS, DEVICE_NAME_RULES), so its MFU tests cannot "
-              f"be graded; add it there, or use --gpu auto to leave them out; no report written",
-              file=sys.stderr)
-        return 2
+        return None, (f"--gpu require, but this GPU, '{gpu_name}', has no peak FLOP/s in "
+                      f"reference/benchmarking.py (PEAK_FLOPS, DEVICE_NAME_RULES), so its MFU tests "
+                      f"cannot be graded; add it there, or use --gpu auto to leave them out; "
+                      f"no report written")
     try:
         confinement = Isolation.detect(isolation)
     except IsolationUnavailable as e:
-        print(f"error: {e}; no report written", file=sys.stderr)
-        return 2
-    located = locate(submission, problems or PROBLEMS)
+        return None, f"{e}; no report written"
+    return Setup(gpu, problems, time_limit, gpu_name, unknown_gpu, confinement), None
+
+
+def grade_one(submission: Path, setup: Setup, quiet: bool = False, hide: tuple[Path, ...] = (),
+              record: Path | None = None, zygote: Zygote | None = None) -> tuple[dict, str]:
+    """Grade one upload in a fresh sandbox: (results.json's content, the gradebook status).
+    ``hide``: folders the student's process must not see (the output folder, the class), for
+    the uid mode's warning. ``zygote``: a batch job's (its workers are forked from it); without
+    one the sandbox starts its own. The one place a Sandbox is built; raises RuntimeError if
+    pytest itself fails."""
+    start = time.monotonic()
+    located = locate(submission, setup.problems or PROBLEMS)
     folder = located.folder or Path(tempfile.mkdtemp(prefix="grader-empty-"))
-    uses_cuda = cuda and gpu != "skip"
-    limits = Limits(time_per_test=time_limit, memory_bytes=None if uses_cuda else Limits.memory_bytes)
-    sandbox = Sandbox(folder, limits, isolation=confinement, hide=(Path(out).resolve().parent,),
-                      cuda=uses_cuda)
-    sandbox.prewarm()
     try:
-        plugin = run_tests(sandbox, gpu, cuda, time_limit, quiet, problems, unknown_gpu)
-    except RuntimeError as e:
-        print(f"error: {e}; no report written", file=sys.stderr)
-        return 2
+        sandbox = Sandbox(folder, setup.limits, isolation=setup.isolation, hide=tuple(hide),
+                          cuda=setup.uses_cuda, zygote=zygote)
+        try:
+            sandbox.prewarm()
+            plugin = run_tests(sandbox, setup.gpu, setup.cuda, setup.time_limit, quiet,
+                               setup.problems, setup.unknown_gpu, record)
+        finally:
+            sandbox.close()
     finally:
-        sandbox.close()
         for path in (located.cleanup, None if located.folder else folder):
             if path:
                 shutil.rmtree(path, ignore_errors=True)
     notes = located.notes + [f"sandbox: {sandbox.describe()}"]
-    if cuda and gpu != "skip":
-        notes.append(f"GPU: {gpu_name}")
-    if problems:
-        notes.append(f"graded only: {', '.join(problems)}")
-    results = build_results(list(plugin.facts.values()), time.monotonic() - start, notes, gpu)
+    if setup.cuda and setup.gpu != "skip":
+        notes.append(f"GPU: {setup.gpu_name}")
+    if setup.problems:
+        notes.append(f"graded only: {', '.join(setup.problems)}")
+    if setup.gpu == "only":
+        notes.append("graded only the GPU tests (--gpu only)")
+    results = build_results(list(plugin.facts.values()), time.monotonic() - start, notes, setup.gpu)
+    return results, located.status
+
+
+def grade(submission: Path, out: Path, gpu: str = "auto", time_limit: float = 30.0,
+          quiet: bool = False, problems: list[str] | None = None, isolation: str = "auto") -> int:
+    """`python -m grader grade`: 0 when a report was written, 2 (one line, no report) for the
+    TA's mistakes: a path that does not exist, a bad option, a failed test run."""
+    if not Path(submission).exists():
+        print(f"error: {submission}: no such file or folder; no report written", file=sys.stderr)
+        return 2
+    setup, problem = check_options(gpu, problems, time_limit, isolation)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    try:
+        results, _ = grade_one(submission, setup, quiet, hide=(Path(out).resolve().parent,))
+    except RuntimeError as e:
+        print(f"error: {e}; no report written", file=sys.stderr)
+        return 2
     write_atomically(results, out)
     print(render_table(results))
     print(f"wrote {out}")

@@ -24,6 +24,7 @@ import importlib.util
 import os
 import shutil
 import site
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -227,9 +228,7 @@ class UidLease:
     sandboxes (a batch's jobs) never share a uid, so none can signal, trace or read another."""
 
     def __init__(self):
-        folder = Path(tempfile.gettempdir()) / "grader-uid-leases"
-        folder.mkdir(mode=0o700, exist_ok=True)
-        os.chmod(folder, 0o700)
+        folder = lease_folder()
         for uid in range(WORKER_UID, WORKER_UID - UID_POOL, -1):
             fd = os.open(folder / str(uid), os.O_RDWR | os.O_CREAT, 0o600)
             try:
@@ -245,6 +244,21 @@ class UidLease:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def lease_folder() -> Path:
+    """One folder for the whole machine (every grader process, every batch job), root's alone:
+    a folder someone else made or can write is refused, never trusted."""
+    base = Path("/run/lock") if os.path.isdir("/run/lock") else Path("/tmp")
+    folder = base / "grader-uid-leases"
+    try:
+        folder.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+        raise RuntimeError(f"{folder} is not a private folder of the grader's uid; remove it")
+    return folder
 
 
 def pool_uids() -> range:

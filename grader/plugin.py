@@ -31,6 +31,9 @@ class Fact:
     message: str = ""
     needs_peak: bool = False   # marker gpu_peak: an MFU test, needs the GPU in the peak table
     counted: bool = True       # False: reported in the summary, left out of the total
+    index: int | None = None   # k in the test's number <problem>.<k>, counted over every
+                               # collected test, so a --gpu skip and a --gpu only pass number
+                               # their tests as one full run does (merge relies on it)
 
 
 def fact_for(item) -> Fact:
@@ -88,10 +91,13 @@ class GraderPlugin:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items):
         kept = []
-        for item in items:
-            fact = fact_for(item)
-            if fact.gpu and self.gpu == "skip":
-                continue  # left out of the total, by request
+        facts = [fact_for(item) for item in items]
+        counters: dict[str, int] = {}
+        for fact in sorted(facts, key=lambda f: f.visibility != "visible"):  # stable: written order
+            fact.index = counters[fact.problem] = counters.get(fact.problem, 0) + 1
+        for item, fact in zip(items, facts):
+            if (fact.gpu and self.gpu == "skip") or (not fact.gpu and self.gpu == "only"):
+                continue  # left out by request: --gpu skip drops GPU tests, --gpu only the rest
             self.facts[item.nodeid] = fact
             if fact.gpu and fact.needs_peak and self.cuda and self.unknown_gpu:
                 # no peak, no MFU, not even the reference's: say so, never charge the student

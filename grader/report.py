@@ -28,7 +28,8 @@ def build_results(facts, execution_time: float, notes: list[str], gpu: str) -> d
     and named in the summary."""
     tests, counters = [], {}
     for fact in sorted(facts, key=_order):
-        k = counters[fact.problem] = counters.get(fact.problem, 0) + 1  # stable numbers
+        k = counters[fact.problem] = counters.get(fact.problem, 0) + 1
+        k = fact.index if fact.index is not None else k  # stable numbers
         if not fact.counted:
             continue  # named in the summary below, not in the total
         passed = fact.outcome == "passed"

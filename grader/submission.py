@@ -19,6 +19,7 @@ class Located:
     folder: Path | None        # the folder holding the modules (None: nothing usable)
     notes: list[str]           # what the student should read: where we looked, what is missing
     cleanup: Path | None = None
+    status: str = "graded"     # for the gradebook: graded | not found | ambiguous | empty
 
 
 def _candidates(top: Path):
@@ -61,15 +62,23 @@ def locate(path: Path, problems=PROBLEMS) -> Located:
     if path.is_file() and path.suffix == ".zip":
         unpacked, why = _unzip(path)
         if unpacked is None:
-            return Located(None, [why, EXPECTED_LAYOUT])
+            return Located(None, [why, EXPECTED_LAYOUT], status="empty")
         path = cleanup = unpacked
     elif not path.is_dir():
-        return Located(None, [f"submission {path} not found (give a folder or a .zip). {EXPECTED_LAYOUT}"])
-    best = max(_candidates(path), key=lambda c: (c[1], -c[2]))
-    folder, count, depth = best
-    if count == 0:
+        return Located(None, [f"upload {path.name} not found (give a folder or a .zip). {EXPECTED_LAYOUT}"],
+                       status="not found")
+    found = [c for c in _candidates(path) if c[1]]
+    if not found:
         return Located(None, [f"no problem modules found in the submission (it is empty or laid "
-                              f"out differently). {EXPECTED_LAYOUT}"], cleanup)
+                              f"out differently). {EXPECTED_LAYOUT}"], cleanup, status="empty")
+    if len(found) > 1:
+        # Two copies (an old and a new attempt, a partner's folder, ...): grading either one
+        # would be a guess, so neither is graded and the student is told what was found.
+        names = ", ".join(f"{_shown(folder, path)} ({count} module(s))" for folder, count, _ in found)
+        return Located(None, [f"more than one submission in the upload: {names}. Graded as neither: "
+                              f"upload exactly one folder (or zip) of modules. {EXPECTED_LAYOUT}"],
+                       cleanup, status="ambiguous")
+    folder, count, depth = found[0]
     notes = []
     if depth:
         notes.append(f"found the modules in {folder.relative_to(path)}/ ({depth} level(s) down); "
@@ -78,3 +87,8 @@ def locate(path: Path, problems=PROBLEMS) -> Located:
     if missing:
         notes.append(f"missing: {', '.join(missing)} (those problems score 0). {EXPECTED_LAYOUT}")
     return Located(folder, notes, cleanup)
+
+
+def _shown(folder: Path, top: Path) -> str:
+    rel = folder.relative_to(top)
+    return "the top folder" if rel == Path(".") else f"{rel}/"

@@ -43,3 +43,28 @@ def test_empty_and_missing(tmp_path):
     for target in (tmp_path / "e", tmp_path / "nope"):
         located = locate(target)
         assert located.folder is None and "Expected layout" in " ".join(located.notes)
+
+
+def test_two_submissions_in_one_upload_are_graded_as_neither(tmp_path):
+    """A zip holding an old and a new attempt: no guess, and the report names both."""
+    archive = tmp_path / "up.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for folder in ("attempt1", "final/hw2"):
+            zf.writestr(f"{folder}/tensors.py", "x = 1\n")
+            zf.writestr(f"{folder}/flops.py", "x = 1\n")
+    located = locate(archive)
+    assert located.folder is None and located.status == "ambiguous"
+    assert "attempt1/ (2 module(s))" in located.notes[0] and "final/hw2/ (2 module(s))" in located.notes[0]
+    assert "Graded as neither" in located.notes[0]
+    write(tmp_path / "s", ["tensors.py"])
+    write(tmp_path / "s" / "copy", ["tensors.py"])          # a folder with modules and a copy inside
+    located = locate(tmp_path / "s")
+    assert located.status == "ambiguous" and "the top folder" in located.notes[0] and "copy/" in located.notes[0]
+
+
+def test_statuses(tmp_path):
+    assert locate(write(tmp_path / "ok", ["tensors.py"])).status == "graded"
+    assert locate(write(tmp_path / "e", [])).status == "empty"
+    assert locate(tmp_path / "missing").status == "not found"
+    (tmp_path / "bad.zip").write_text("not a zip")
+    assert locate(tmp_path / "bad.zip").status == "empty"

@@ -1,0 +1,216 @@
+"""`python -m grader batch`: grade a class, or one shard of it.
+
+The parent only plans and keeps count. ``--jobs N`` grader processes
+(grader/_batch_job.py) each import torch and pytest once and grade one upload after another,
+each in its own fresh sandbox. A job that dies or hangs costs the student it was grading
+("crashed" in the gradebook) and is replaced; the batch goes on. Students already graded in
+OUT_DIR are skipped (``--regrade`` grades them again). Every file is written atomically and the
+gradebook is rebuilt from the student folders at the end, also after Ctrl-C or SIGTERM.
+"""
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tqdm import tqdm
+
+from .gradebook import BATCH, STATUSES, STUDENT, is_done, read_json, write_gradebook, write_json
+from .paths import ROOT
+from .roster import RosterError, discover
+from .shards import ShardError, resolve, select as select_shard
+from tests.seam.layout import PROBLEMS
+
+TASKS_PER_JOB = 50            # a job is replaced after this many students (bounds any leak)
+STUDENT_CAP = 4 * 3600        # seconds; a job still busy on one student after this is killed
+
+
+class _Job:
+    """One grader process, the task it is working on, and its reply pipe (read raw: select()
+    must see every line, so nothing may sit in a Python-side buffer)."""
+
+    def __init__(self, index: int, cfg: dict, log_dir: Path):
+        self.fd, write_fd = os.pipe()
+        with open(log_dir / f"job{index}.log", "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "grader._batch_job", json.dumps({**cfg, "reply_fd": write_fd})],
+                stdin=subprocess.PIPE, stdout=log, stderr=log, pass_fds=(write_fd,), cwd=ROOT, text=True)
+        os.close(write_fd)
+        self.buffer = b""
+        self.task: dict | None = None
+        self.since = 0.0
+        self.done = 0
+        self.ready = False
+
+    def send(self, task: dict) -> None:
+        self.task, self.since = task, time.monotonic()
+        self.proc.stdin.write(json.dumps(task) + "\n")
+        self.proc.stdin.flush()
+
+    def replies(self) -> list[dict] | None:
+        """The complete lines that arrived (call when select says the pipe is readable);
+        None when the job is gone (EOF)."""
+        chunk = os.read(self.fd, 1 << 16)
+        if not chunk:
+            return None
+        self.buffer += chunk
+        *lines, self.buffer = self.buffer.split(b"\n")
+        return [json.loads(line) for line in lines if line.strip()]
+
+    def stop(self, sig=signal.SIGTERM, wait: float = 15.0) -> None:
+        """Ask it to stop (it closes its sandbox first); kill it if it does not."""
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=wait)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        os.close(self.fd)
+
+
+def _crashed(task: dict, why: str) -> dict:
+    """The job died under this student: say so in their folder (the job could not)."""
+    out = Path(task["out"])
+    (out / "results.json").unlink(missing_ok=True)
+    write_json(out / STUDENT, {"key": task["key"], "students": task["students"],
+                               "passes": [task["pass"]], "status": "crashed", "error": why})
+    return {"key": task["key"], "status": "crashed", "error": why}
+
+
+class _Terminated(Exception):
+    """SIGTERM (scancel, a Job's deletion, a time limit): stop like Ctrl-C."""
+
+
+def _terminated(signum, frame):
+    raise _Terminated
+
+
+def _check_pass(out: Path, the_pass: dict) -> str | None:
+    """One OUT_DIR holds one pass: refuse to mix a --gpu skip pass with a --gpu only one."""
+    marker = out / BATCH
+    if marker.is_file():
+        passes = read_json(marker).get("passes")
+        if passes != [the_pass]:
+            return (f"{out} holds a batch with other options ({passes}); use another --out "
+                    f"(and `merge` them)")
+    return None
+
+
+def batch(submissions: Path, out: Path, jobs: int = 1, shard: str | None = None,
+          shard_count: int | None = None, gpu: str = "auto", time_limit: float = 30.0,
+          problems: list[str] | None = None, regrade: bool = False, isolation: str = "auto") -> int:
+    submissions, out = submissions.resolve(), out.resolve()
+    unknown = sorted(set(problems or ()) - set(PROBLEMS))
+    try:
+        if unknown:
+            raise ValueError(f"unknown problem(s) {', '.join(unknown)}; known: {', '.join(PROBLEMS)}")
+        if time_limit <= 0:
+            raise ValueError(f"--time-limit must be > 0, got {time_limit:g}")
+        slice_ = resolve(shard, shard_count)
+        uploads, notes = discover(submissions, exclude=(out,))
+    except (RosterError, ShardError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    the_pass = {"gpu": gpu, "only": problems}
+    clash = _check_pass(out, the_pass)
+    if clash:
+        print(f"error: {clash}", file=sys.stderr)
+        return 2
+    mine = set(select_shard([u.key for u in uploads], slice_))
+    uploads = [u for u in uploads if u.key in mine]
+    todo = [u for u in uploads if regrade or not is_done(out / u.key)]
+    where = f"shard {slice_[0]}/{slice_[1]}: " if slice_ else ""
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(f"{where}{len(uploads)} upload(s); {len(uploads) - len(todo)} already graded in {out} "
+          f"(skipped{'' if not regrade else '; --regrade'}), {len(todo)} to grade with {jobs} job(s)",
+          file=sys.stderr)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / BATCH, {"passes": [the_pass]})
+    tasks = [{**u.record(), "path": str(u.path), "out": str(out / u.key), "pass": the_pass} for u in todo]
+    cfg = {"gpu": gpu, "time_limit": time_limit, "problems": problems, "isolation": isolation,
+           "hide": [str(out), str(submissions)]}
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        code = _run(tasks, cfg, jobs, out)
+    except (KeyboardInterrupt, _Terminated) as e:
+        print("interrupted: what was graded is kept; run the same command again to go on",
+              file=sys.stderr)
+        code = 143 if isinstance(e, _Terminated) else 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        path = write_gradebook(out)
+        print(f"wrote {path}", file=sys.stderr)
+    return code
+
+
+def _run(tasks: list[dict], cfg: dict, jobs: int, out: Path) -> int:
+    if not tasks:
+        return 0
+    log_dir = out / ".logs"
+    log_dir.mkdir(exist_ok=True)
+    pending = list(reversed(tasks))
+    counts = dict.fromkeys(STATUSES, 0)
+    started = 0
+    pool: list[_Job] = []
+    # on a terminal a live bar; in a log file (Slurm's) a line every 30 s at most
+    bar = tqdm(total=len(tasks), unit="student", dynamic_ncols=True, file=sys.stderr,
+               mininterval=0.5 if sys.stderr.isatty() else 30)
+
+    def finished(job: _Job, answer: dict) -> None:
+        job.task = None
+        counts[answer["status"]] += 1
+        bar.set_postfix({k: v for k, v in counts.items() if v}, refresh=False)
+        bar.update(1)
+
+    try:
+        while pending or any(j.task for j in pool):
+            busy = sum(1 for j in pool if j.task)
+            while len(pool) < min(jobs, busy + len(pending)):
+                pool.append(_Job(started, cfg, log_dir))
+                started += 1
+            for job in pool:
+                if job.ready and job.task is None and pending:
+                    job.send(pending.pop())
+            readable = select.select([j.fd for j in pool], [], [], 1.0)[0]
+            for job in list(pool):
+                answers = job.replies() if job.fd in readable else []
+                late = job.task is not None and time.monotonic() - job.since > STUDENT_CAP
+                if answers is None or late:
+                    job.stop(signal.SIGKILL, wait=5)
+                    pool.remove(job)
+                    if job.task is None and not job.ready:
+                        print(f"error: a grader process failed to start; see {log_dir}", file=sys.stderr)
+                        return 2
+                    if job.task is not None:  # it died (or hung) under this student
+                        why = (f"grading took over {STUDENT_CAP} s" if late else
+                               f"the grader process died (exit {job.proc.returncode}); see {log_dir}")
+                        finished(job, _crashed(job.task, why))
+                    continue
+                for answer in answers:
+                    if "fatal" in answer:
+                        print(f"error: {answer['fatal']}", file=sys.stderr)
+                        return 2
+                    if "ready" in answer:
+                        job.ready = True
+                        continue
+                    job.done += 1
+                    finished(job, answer)
+                if job.task is None and job.done >= TASKS_PER_JOB:
+                    job.stop(wait=60)  # a fresh one takes its place (bounds any leak)
+                    pool.remove(job)
+    finally:
+        for job in pool:
+            job.stop()
+        bar.close()
+    print("; ".join(f"{v} {k}" for k, v in counts.items() if v), file=sys.stderr)
+    return 1 if counts["crashed"] else 0

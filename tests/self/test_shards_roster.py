@@ -1,0 +1,130 @@
+"""Shards (disjoint, covering, stable as a class grows, taken from Slurm or Kubernetes) and the
+class roster (plain folders and zips, Gradescope's export and its submission_metadata.yml)."""
+
+import pytest
+
+from grader.roster import RosterError, Student, discover, parse_metadata
+from grader.shards import ShardError, resolve, select, shard_of
+
+KEYS = [f"student{i:03d}" for i in range(200)]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7])
+def test_shards_are_disjoint_and_cover_the_class(n):
+    slices = [select(KEYS, (i, n)) for i in range(n)]
+    assert sorted(k for s in slices for k in s) == sorted(KEYS)
+    assert sum(map(len, slices)) == len(KEYS)
+    if n > 1:
+        assert all(len(s) > len(KEYS) / n / 2 for s in slices)   # roughly even
+
+
+def test_shards_stay_put_when_the_class_grows():
+    grown = KEYS + [f"late{i}" for i in range(50)]
+    for n in (2, 5):
+        assert {k: shard_of(k, n) for k in KEYS} == {k: shard_of(k, n) for k in grown if k in KEYS}
+        for i in range(n):
+            assert set(select(KEYS, (i, n))) <= set(select(grown, (i, n)))
+
+
+@pytest.mark.parametrize("spec, count, env, expected", [
+    (None, None, {}, None),
+    ("2/4", None, {}, (2, 4)),
+    ("0/1", 1, {}, (0, 1)),
+    (None, None, {"SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_COUNT": "5"}, (3, 5)),
+    (None, None, {"SLURM_ARRAY_TASK_ID": "4", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_COUNT": "4"}, (3, 4)),
+    (None, 6, {"SLURM_ARRAY_TASK_ID": "5"}, (5, 6)),
+    (None, 3, {"JOB_COMPLETION_INDEX": "2"}, (2, 3)),
+    ("1/2", None, {"SLURM_ARRAY_TASK_ID": "7", "SLURM_ARRAY_TASK_COUNT": "9"}, (1, 2)),  # the flag wins
+])
+def test_shard_from_flag_or_environment(spec, count, env, expected):
+    assert resolve(spec, count, env) == expected
+
+
+@pytest.mark.parametrize("spec, count, env, message", [
+    ("4/4", None, {}, "not in 0..3"),
+    ("-1/4", None, {}, "not in 0..3"),
+    ("1/0", None, {}, ">= 1"),
+    ("a/b", None, {}, "whole number"),
+    ("3", None, {}, "expected I/N"),
+    ("1/4", 5, {}, "disagree"),
+    (None, None, {"SLURM_ARRAY_TASK_ID": "2"}, "SLURM_ARRAY_TASK_COUNT"),
+    (None, None, {"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "2"}, "not in 0..1"),
+    (None, None, {"JOB_COMPLETION_INDEX": "0"}, "--shard-count"),
+    (None, 4, {}, "without a shard index"),
+])
+def test_bad_shard_values(spec, count, env, message):
+    with pytest.raises(ShardError, match=message.replace(".", r"\.")):
+        resolve(spec, count, env)
+
+
+METADATA = """\
+submission_11:
+  :submitters:
+  - :name: Ada Lovelace
+    :sid: '1815'
+    :email: ada@example.edu
+  - :name: Charles Babbage
+    :sid: 1791
+    :email: charles@example.edu
+  :created_at: 2024-02-01 23:59:00.000000000 -08:00
+  :score: !ruby/object:BigDecimal 18:0.1E2
+  :status: processed
+  :results:
+    score: 10.0
+    tests: []
+  :history: []
+submission_12:
+  :submitters:
+  - :name: Emmy Noether
+    :sid:
+    :email:
+"""
+
+
+def test_metadata_as_gradescope_writes_it():
+    parsed = parse_metadata(METADATA)
+    assert parsed == {
+        "submission_11": (Student("1815", "Ada Lovelace", "ada@example.edu"),
+                          Student("1791", "Charles Babbage", "charles@example.edu")),
+        "submission_12": (Student("", "Emmy Noether", ""),),
+    }
+
+
+@pytest.mark.parametrize("text, message", [
+    ("submission_1: [unclosed\n", "not valid YAML"),
+    ("- a\n- b\n", "should map"),
+    ("submission_1:\n  :score: 3\n", "no ':submitters:' list"),
+])
+def test_bad_metadata(text, message):
+    with pytest.raises(RosterError, match=message):
+        parse_metadata(text)
+
+
+def test_discover_an_export(tmp_path):
+    export = tmp_path / "assignment_7_export"          # as it unzips: one folder inside
+    export.mkdir()
+    (export / "submission_metadata.yml").write_text(METADATA)
+    (export / "submission_11").mkdir()
+    (export / "submission_99").mkdir()                 # not in the metadata
+    out = tmp_path / "out"
+    out.mkdir()                                        # the output folder beside it is no student
+    uploads, notes = discover(tmp_path, exclude=(out,))
+    assert [u.key for u in uploads] == ["submission_11", "submission_12"]
+    assert not uploads[1].path.exists()                # graded as "not found"
+    assert [s.sid for s in uploads[0].students] == ["1815", "1791"]
+    assert any("submission_99" in n for n in notes)
+
+
+def test_discover_folders_and_zips(tmp_path):
+    for name in ("bob", "ada"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "carl.zip").write_bytes(b"")
+    (tmp_path / "bob.zip").write_bytes(b"")            # same name as a folder: keeps its suffix
+    (tmp_path / "README.txt").write_text("hi")
+    (tmp_path / ".DS_Store").write_text("")
+    uploads, notes = discover(tmp_path)
+    assert [u.key for u in uploads] == ["ada", "bob", "bob.zip", "carl"]
+    assert uploads[0].students == (Student("ada"),)
+    assert notes == ["neither a folder nor a .zip, not graded: README.txt"]
+    with pytest.raises(RosterError, match="no such folder"):
+        discover(tmp_path / "nope")
