@@ -16,7 +16,8 @@ from .paths import ROOT
 SHIPPED = ("assignment", "student_stubs", "tests/__init__.py", "tests/conftest.py", "tests/seam",
            "tests/public")
 BUNDLE_FILES = Path(__file__).with_name("student_bundle")
-GRADER_ONLY = ("beartype", "jsonschema")  # the reference's type checks, the results schema
+# the reference's type checks, the results schema, batch's roster, progress bar and raw record
+GRADER_ONLY = ("beartype", "jsonschema", "pyyaml", "tqdm", "pytest-json-report")
 
 
 class ReleaseError(Exception):
