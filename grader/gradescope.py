@@ -42,7 +42,8 @@ GPU_NOTE = ("GPU tests are not part of this score: Gradescope has no GPU. They a
 # deploy or the handout.
 SHIPPED = ("pyproject.toml", "README.md", "grader", "reference", "student_stubs",
            "tests/__init__.py", "tests/conftest.py", "tests/seam", "tests/public", "tests/hidden")
-SKIPPED_NAMES = {"__pycache__", ".git", ".pytest_cache", ".DS_Store"}
+# (grader/student_bundle: the students' bundle's files; the autograder releases no bundle)
+SKIPPED_NAMES = {"__pycache__", ".git", ".pytest_cache", ".DS_Store", "student_bundle"}
 
 SETUP_SH = r'''#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image (written by
