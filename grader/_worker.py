@@ -114,12 +114,11 @@ def set_memory_limit(headroom: int | None) -> None:
 
 
 def set_limits(limits: dict) -> None:
-    cap = _cap
-    cap(resource.RLIMIT_CPU, limits.get("cpu_seconds"))
-    cap(resource.RLIMIT_FSIZE, limits.get("file_bytes"))
-    cap(resource.RLIMIT_NOFILE, 256)
-    cap(resource.RLIMIT_CORE, 0)
-    cap(resource.RLIMIT_NPROC, limits.get("processes"))
+    _cap(resource.RLIMIT_CPU, limits.get("cpu_seconds"))
+    _cap(resource.RLIMIT_FSIZE, limits.get("file_bytes"))
+    _cap(resource.RLIMIT_NOFILE, 256)
+    _cap(resource.RLIMIT_CORE, 0)
+    _cap(resource.RLIMIT_NPROC, limits.get("processes"))
 
 
 def drop_privileges(uid) -> None:

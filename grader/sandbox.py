@@ -335,7 +335,6 @@ class Sandbox(Impl):
         self.zygote = zygote or Zygote(limits, isolation, cuda=cuda, hide=hide)
         self.limits, self.isolation = self.zygote.limits, self.zygote.isolation
         self.uid = self.zygote.uid
-        self.root = self.zygote.root
         self.deadline: float | None = None
         self.running = False
         self.starts = 0
