@@ -38,6 +38,7 @@ RUN apt-get update \
 WORKDIR /grader
 COPY pyproject.toml README.md ./
 COPY grader ./grader
+COPY seam ./seam
 COPY reference ./reference
 COPY student_stubs ./student_stubs
 COPY tests ./tests

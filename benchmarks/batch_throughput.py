@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.seam.layout import PROBLEMS  # noqa: E402
+from seam.problems import PROBLEMS  # noqa: E402
 from tests.self.attacks import ATTACKS  # noqa: E402
 from tests.self.bugs import all_bugs  # noqa: E402
 

@@ -20,10 +20,11 @@ from pathlib import Path
 from tqdm import tqdm
 
 from .gradebook import BATCH, STATUSES, STUDENT, is_done, read_json, write_gradebook, write_json
+from .limits import Limits
 from .paths import ROOT
 from .roster import RosterError, discover
 from .shards import ShardError, resolve, select as select_shard
-from tests.seam.layout import PROBLEMS
+from seam.problems import PROBLEMS
 
 TASKS_PER_JOB = 50            # a job is replaced after this many students (bounds any leak)
 STUDENT_CAP = 4 * 3600        # seconds; a job still busy on one student after this is killed
@@ -106,7 +107,7 @@ def _check_pass(out: Path, the_pass: dict) -> str | None:
 
 
 def batch(submissions: Path, out: Path, jobs: int = 1, shard: str | None = None,
-          shard_count: int | None = None, gpu: str = "auto", time_limit: float = 30.0,
+          shard_count: int | None = None, gpu: str = "auto", time_limit: float = Limits.time_per_test,
           problems: list[str] | None = None, regrade: bool = False, isolation: str = "auto") -> int:
     submissions, out = submissions.resolve(), out.resolve()
     unknown = sorted(set(problems or ()) - set(PROBLEMS))

@@ -4,9 +4,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import paths  # noqa: F401  (puts the checkout on sys.path for `tests.seam`)
 from .isolation import MODES
-from tests.seam.layout import PROBLEMS
+from .limits import Limits
+from seam.problems import PROBLEMS
 
 
 class Parser(argparse.ArgumentParser):
@@ -74,13 +74,13 @@ def _snapshots(args) -> int:
 
 
 def _rubric(args) -> int:
-    from .rubric import HANDOUT, collect, render, write_handout
-    table = render(collect())
+    from .rubric import collect, render, write_handout
+    facts = collect()
     if args.write:
-        write_handout(table)
-        print(f"wrote the points table into {HANDOUT}")
+        for path in write_handout(facts):
+            print(f"wrote {path}")
     else:
-        print(table)
+        print(render(facts))
     return 0
 
 
@@ -138,7 +138,7 @@ def _grading_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpu", choices=("auto", "require", "skip", "only"), default="auto",
                    help="GPU tests: run if CUDA is here (auto), fail without CUDA (require), leave out "
                         "(skip), or run only them (only: the GPU pass after a CPU pass)")
-    p.add_argument("--time-limit", type=positive_seconds, default=30.0,
+    p.add_argument("--time-limit", type=positive_seconds, default=Limits.time_per_test,
                    help="wall-clock seconds per test (a test's time_limit marker overrides it)")
     p.add_argument("--only", metavar="PROBLEM[,PROBLEM...]", type=problem_list,
                    help="grade only these problems (e.g. a regrade of one problem)")

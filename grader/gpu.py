@@ -16,7 +16,7 @@ import importlib
 import torch
 
 from .paths import REFERENCE
-from tests.seam.callee import load_package
+from seam.callee import load_package
 
 
 def device_name() -> str | None:

@@ -21,9 +21,10 @@ from .isolation import Isolation, IsolationUnavailable
 from .paths import ROOT, TEST_DIRS
 from .plugin import GraderPlugin
 from .report import build_results, render_table, write_atomically
-from .sandbox import Limits, Sandbox, Zygote
+from .limits import Limits
+from .sandbox import Sandbox, Zygote
 from .submission import locate
-from tests.seam.layout import PROBLEMS
+from seam.problems import PROBLEMS
 
 
 def run_tests(impl, gpu: str, cuda: bool, time_limit: float, quiet: bool,
@@ -73,7 +74,8 @@ class Setup:
                       memory_bytes=None if self.uses_cuda else Limits.memory_bytes)
 
 
-def check_options(gpu: str = "auto", problems: list[str] | None = None, time_limit: float = 30.0,
+def check_options(gpu: str = "auto", problems: list[str] | None = None,
+                  time_limit: float = Limits.time_per_test,
                   isolation: str = "auto") -> tuple[Setup | None, str | None]:
     """(the run's Setup, None), or (None, the one-line reason) for the TA's mistakes that mean
     no report at all."""
@@ -132,7 +134,7 @@ def grade_one(submission: Path, setup: Setup, quiet: bool = False, hide: tuple[P
     return results, located.status
 
 
-def grade(submission: Path, out: Path, gpu: str = "auto", time_limit: float = 30.0,
+def grade(submission: Path, out: Path, gpu: str = "auto", time_limit: float = Limits.time_per_test,
           quiet: bool = False, problems: list[str] | None = None, isolation: str = "auto") -> int:
     """`python -m grader grade`: 0 when a report was written, 2 (one line, no report) for the
     TA's mistakes: a path that does not exist, a bad option, a failed test run."""

@@ -18,7 +18,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from tests.seam.layout import PROBLEMS
+from seam.problems import PROBLEMS
 from .report import per_problem
 
 STATUSES = ("graded", "not found", "ambiguous", "empty", "crashed")

@@ -41,7 +41,8 @@ GPU_NOTE = ("GPU tests are not part of this score: Gradescope has no GPU. They a
 # (the seam, the reference), and the files `pip install -e` reads. Not tests/self, benchmarks,
 # deploy or the handout.
 SHIPPED = ("pyproject.toml", "README.md", "grader", "reference", "student_stubs",
-           "tests/__init__.py", "tests/conftest.py", "tests/seam", "tests/public", "tests/hidden")
+           "seam", "tests/__init__.py", "tests/conftest.py", "tests/checks.py", "tests/snapshot.py", "tests/common",
+           "tests/public", "tests/hidden")
 # (grader/student_bundle: the students' bundle's files; the autograder releases no bundle)
 SKIPPED_NAMES = {"__pycache__", ".git", ".pytest_cache", ".DS_Store", "student_bundle"}
 

@@ -1,14 +1,13 @@
-"""Where things are. The grader always runs from a checkout (or a copy) of this repository."""
+"""Where things are. The grader runs from a checkout (or a copy) of this repository: it reads the
+tests, the reference and the handout from there. ``seam`` is a package of its own, installed with
+the grader (pyproject.toml); pytest finds ``tests`` through the project's pyproject.toml
+(``pythonpath``), which every graded run passes with ``-c``."""
 
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SEAM = ROOT / "tests" / "seam"
+SEAM = ROOT / "seam"
 REFERENCE = ROOT / "reference"
 STUBS = ROOT / "student_stubs"
 SCHEMA = Path(__file__).with_name("results.schema.json")
 TEST_DIRS = (ROOT / "tests" / "public", ROOT / "tests" / "hidden")  # the graded tests
-
-if str(ROOT) not in sys.path:  # `tests.seam` is imported from the checkout
-    sys.path.insert(0, str(ROOT))

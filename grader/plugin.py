@@ -11,12 +11,11 @@ import time
 
 import pytest
 
-from tests.seam import GRADED_IMPL, Impl, SandboxFailure, describe
-from tests.seam.probes import student_name
-from tests.seam.layout import PROBLEMS
+from seam import GPU_NOT_RUN, GRADER_PLUGIN, Impl, SandboxFailure, describe
+from seam.probes import student_name
+from seam.problems import PROBLEMS
 from .gpu import unknown_gpu_message
 
-GPU_NOT_RUN = "not run: needs CUDA (GPU tests are graded on a CUDA runner)"
 
 
 @dataclasses.dataclass
@@ -76,13 +75,11 @@ class GraderPlugin:
                  unknown_gpu: str | None = None):
         """unknown_gpu: the name of this machine's GPU when the reference's peak table lacks it
         (see gpu.py); its MFU tests are then not run and not counted."""
+        self.__name__ = GRADER_PLUGIN  # pluggy registers a plugin under its __name__; conftest looks it up
         self.impl, self.gpu, self.cuda, self.time_limit = impl, gpu, cuda, time_limit
         self.unknown_gpu = unknown_gpu
         self.facts: dict[str, Fact] = {}
         self.collection_errors: list[str] = []
-
-    def pytest_configure(self, config):
-        config.stash[GRADED_IMPL] = self.impl
 
     def pytest_collectreport(self, report):
         if report.failed:

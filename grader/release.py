@@ -13,8 +13,8 @@ from pathlib import Path
 
 from .paths import ROOT
 
-SHIPPED = ("assignment", "student_stubs", "tests/__init__.py", "tests/conftest.py", "tests/seam",
-           "tests/public")
+SHIPPED = ("assignment", "student_stubs", "seam", "tests/__init__.py", "tests/conftest.py",
+           "tests/checks.py", "tests/snapshot.py", "tests/common", "tests/public")
 BUNDLE_FILES = Path(__file__).with_name("student_bundle")
 # the reference's type checks, the results schema, batch's roster, progress bar and raw record
 GRADER_ONLY = ("beartype", "jsonschema", "pyyaml", "tqdm", "pytest-json-report")

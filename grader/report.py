@@ -8,7 +8,7 @@ from pathlib import Path
 
 import jsonschema
 
-from tests.seam.layout import PROBLEMS, problem_number
+from seam.problems import PROBLEMS, problem_number
 from .paths import SCHEMA
 
 
@@ -42,6 +42,7 @@ def build_results(facts, execution_time: float, notes: list[str], gpu: str) -> d
             "status": "passed" if passed else "failed",
             "output": output,
             "visibility": fact.visibility,
+            "tags": [fact.problem],  # the problem, as a fact: per_problem reads it, never the name
         }
         if fact.outcome == "not_run":
             entry["extra_data"] = {"outcome": "not_run"}
@@ -99,7 +100,7 @@ def write_atomically(results: dict, out: Path) -> None:
 def per_problem(results: dict) -> list[dict]:
     rows = {p: {"problem": p, "score": 0.0, "max": 0.0, "failed": [], "not_run": []} for p in PROBLEMS}
     for t in results["tests"]:
-        row = rows[t["name"].split(":", 1)[0]]
+        row = rows[t["tags"][0]]
         if not_run(t):
             row["not_run"].append(t)
             continue

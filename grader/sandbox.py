@@ -19,7 +19,6 @@ import select
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -28,36 +27,14 @@ from pathlib import Path
 
 from .isolation import (INSIDE, Isolation, UidLease, bwrap_prefix, exposed, masks, python_paths,
                         system_paths, unshare_prefix)
+from .limits import Limits
 from .paths import ROOT, SEAM
-from tests.seam import Impl, SandboxFailure, codec
-from tests.seam.layout import PROBLEMS
-from tests.seam.probes import PROBLEM_OF
+from seam import Impl, SandboxFailure, codec, frames
+from seam.problems import PROBLEMS
+from seam.probes import problem_of
 
 WORKER = Path(__file__).with_name("_worker.py")
 LANDLOCK = Path(__file__).with_name("landlock.py")
-MAX_FRAME = 64 << 20  # the largest message either side accepts (legit results are far smaller)
-GIB = 1 << 30
-
-
-@dataclasses.dataclass(frozen=True)
-class Limits:
-    time_per_test: float = 30.0        # wall seconds for all the calls of one test
-    startup: float = 60.0              # wall seconds for the worker to import torch and say ready
-    # Address space the tests may use beyond what importing torch mapped (CPU torch maps ~0.75
-    # GiB, CUDA torch ~3.1 GiB, so this is the old 4 GiB cap on CPU torch). None when CUDA is
-    # in use: it reserves terabytes of virtual memory; the container's memory limit applies.
-    memory_bytes: int | None = 13 * GIB // 4
-    cpu_seconds: int = 1800            # CPU time over the worker's whole life
-    file_bytes: int = 64 << 20         # largest file it may write, its output log included
-    disk_bytes: int = 256 << 20        # its scratch tmpfs
-    processes: int = 256               # processes + threads of the worker uid
-    threads: int = 2
-
-    def describe_memory(self) -> str:
-        return (f"{self.memory_bytes / GIB:g} GiB beyond torch's own" if self.memory_bytes
-                else "none set")
-
-
 class Zygote:
     """The sandboxed process that forks workers: one per Sandbox, or one per batch job.
 
@@ -128,7 +105,6 @@ class Zygote:
         mode = self.isolation.mode
         where = self._paths()
         cfg = {**where, "mode": mode, "uid": self.uid, "threads": self.limits.threads,
-               "max_frame": MAX_FRAME,
                "limits": {"memory_bytes": self.limits.memory_bytes,
                           "cpu_seconds": self.limits.cpu_seconds,
                           "file_bytes": self.limits.file_bytes,
@@ -389,47 +365,34 @@ class Sandbox(Impl):
             self.zygote.close()
 
     # -- protocol -------------------------------------------------------------------------
+    def _wait(self, fd: int, deadline: float, doing: str, writing: bool = False):
+        """frames.py's ``wait``: block until ``fd`` is ready, or kill the worker at the deadline."""
+        def wait():
+            left = deadline - time.monotonic()
+            sets = ([], [fd], []) if writing else ([fd], [], [])
+            if left <= 0 or not any(select.select(*sets, left)):
+                self._kill()
+                raise TimeoutError(doing)
+        return wait
+
     def _read(self, deadline: float, doing: str):
-        header = self._read_exact(8, deadline, doing)
-        (size,) = struct.unpack(">Q", header)
-        if size > MAX_FRAME:
+        try:
+            body = frames.read_frame(self._resp_r, self._wait(self._resp_r, deadline, doing))
+        except EOFError:
+            raise EOFError(doing) from None
+        except frames.FrameTooLarge:
             self._kill()
             raise SandboxFailure("the worker broke the protocol (oversized message); it was restarted")
-        body = self._read_exact(size, deadline, doing)
         try:
             return codec.loads(body)
         except codec.DecodeError as e:
             self._kill()
             raise SandboxFailure(f"the worker sent garbage ({e}); it was restarted") from None
 
-    def _read_exact(self, n: int, deadline: float, doing: str) -> bytes:
-        chunks = []
-        while n:
-            left = deadline - time.monotonic()
-            ready = select.select([self._resp_r], [], [], max(left, 0))[0] if left > 0 else []
-            if not ready:
-                self._kill()
-                raise TimeoutError(doing)
-            chunk = os.read(self._resp_r, min(n, 1 << 20))
-            if not chunk:
-                raise EOFError(doing)
-            chunks.append(chunk)
-            n -= len(chunk)
-        return b"".join(chunks)
-
     def _write(self, payload: bytes, deadline: float) -> None:
         """Send one frame; a worker that stops reading meets the deadline (the pipe is
         non-blocking, so a full pipe never hangs the grader)."""
-        view = memoryview(struct.pack(">Q", len(payload)) + payload)
-        while view:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([], [self._req_w], [], left)[1]:
-                self._kill()
-                raise TimeoutError("sending")
-            try:
-                view = view[os.write(self._req_w, view):]
-            except BlockingIOError:
-                continue
+        frames.write_frame(self._req_w, payload, self._wait(self._req_w, deadline, "sending", writing=True))
 
     def _death_message(self) -> str:
         code = self.zygote.exit_code(timeout=10)
@@ -453,13 +416,9 @@ class Sandbox(Impl):
     def _log_tail(self, limit: int = 400) -> str:
         return _tail(self.log_path, limit) or self.zygote.log_tail(limit)
 
-    def _problem_of(self, target: str) -> str:
-        head, _, name = target.partition(".")
-        return PROBLEM_OF.get(name, "") if head == "probes" else head
-
     def _send(self, request: dict) -> dict:
         target = request.get("target", "")
-        problem = self._problem_of(target)
+        problem = problem_of(target)
         if problem in self.broken:
             raise SandboxFailure(self.broken[problem])
         if len(self.strikes.get(target, ())) >= 2:  # don't pay a hang or a restart again and again

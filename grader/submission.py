@@ -6,7 +6,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from tests.seam.layout import EXPECTED_LAYOUT, PROBLEMS
+from seam.problems import EXPECTED_LAYOUT, PROBLEMS
 
 MAX_ZIP_BYTES = 64 << 20
 MAX_ZIP_FILES = 5000

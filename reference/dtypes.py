@@ -1,6 +1,6 @@
-"""Problem 2 · dtypes — floating-point formats: their limits, rounding into them, and NVFP4 blocks.
+"""dtypes — floating-point formats: their limits, rounding into them, and NVFP4 blocks.
 
-Handout: assignment/problems/02_dtypes.md. Notes (assignment/notes/): 000 (FP16 vs BF16, 1e-8
+Handout: assignment/problems/dtypes.md. Notes (assignment/notes/): 000 (FP16 vs BF16, 1e-8
 underflows in fp16), 001 (bf16 range, FP8 E4M3/E5M2 ~±448, the NVFP4 value grid and why its
 cost is not 0.5 byte/value), 004 (torch.finfo table, 70000 -> inf / 70144, 1 + 0.001 == 1 in bf16).
 

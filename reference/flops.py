@@ -1,6 +1,6 @@
-"""Problem 3 · flops — FLOPs of matmuls, Linear layers, a Transformer forward pass and a training run.
+"""flops — FLOPs of matmuls, Linear layers, a Transformer forward pass and a training run.
 
-Handout: assignment/problems/03_flops.md. Notes (assignment/notes/): 001 (2mkn, the 100×256 @
+Handout: assignment/problems/flops.md. Notes (assignment/notes/): 001 (2mkn, the 100×256 @
 256×512 Linear, 6PD, the 70B / 15T-token napkin problem), 000 (why 6, 144 days), 004 (the
 GPT-2 XL per-term forward FLOPs at T = 1024 and 16384, LLaMA 2 7B on 1024 H100s).
 

@@ -1,6 +1,6 @@
-"""Problem 4 · intensity — arithmetic intensity, the ridge point and the roofline.
+"""intensity — arithmetic intensity, the ridge point and the roofline.
 
-Handout: assignment/problems/04_intensity.md. Notes (assignment/notes/): 001 (matmul intensity
+Handout: assignment/problems/intensity.md. Notes (assignment/notes/): 001 (matmul intensity
 2BDF / (2BD + 2DF + 2BF) in bf16, H100 ridge point 989e12 / 3.35e12 ≈ 295), 004 (fp32 square
 matmuls 10.7 … 341.3 FLOP/B, `x * 2.0` at 0.125 FLOP/B).
 

@@ -1,6 +1,6 @@
-"""Problem 8 · optim — AdamW written by hand, and where its memory goes (4, 8, 16 bytes per parameter).
+"""optim — AdamW written by hand, and where its memory goes (4, 8, 16 bytes per parameter).
 
-Handout: assignment/problems/08_optim.md. Notes (assignment/notes/): 000 (the 2048x2048 three-stage
+Handout: assignment/problems/optim.md. Notes (assignment/notes/): 000 (the 2048x2048 three-stage
 measurement: 16, 32, 64 MiB), 001 (the 16P-byte ledger, training loop), 004 (Adam m and v
 in fp32).
 """

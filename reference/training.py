@@ -1,6 +1,6 @@
-"""Problem 9 · training — batches from a memmap, the training step, checkpoints, bf16 autocast.
+"""training — batches from a memmap, the training step, checkpoints, bf16 autocast.
 
-Handout: assignment/problems/09_training.md. Notes (assignment/notes/): 001 (the Cruncher training
+Handout: assignment/problems/training.md. Notes (assignment/notes/): 001 (the Cruncher training
 loop, `np.load(..., mmap_mode='r')`, checkpoint dict, `torch.autocast` with bf16 and no
 GradScaler).
 """

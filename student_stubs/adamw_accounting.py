@@ -1,6 +1,6 @@
-"""Problem 6 · adamw_accounting — parameters, activations, memory, FLOPs and days of fp32 AdamW.
+"""adamw_accounting — parameters, activations, memory, FLOPs and days of fp32 AdamW.
 
-Handout: assignment/problems/06_adamw_accounting.md. Notes (assignment/notes/): 000 (the
+Handout: assignment/problems/adamw_accounting.md. Notes (assignment/notes/): 000 (the
 adamwAccounting problem: P, A(B), 16P + 4A, B_max = 2, 6·B·T·P, 6354 days), 004 (the same
 GPT-2 XL shape: 2.127B parameters).
 """

@@ -1,6 +1,6 @@
-"""Problem 10 · benchmarking — peak FLOP/s tables, timing a matmul correctly, and MFU.
+"""benchmarking — peak FLOP/s tables, timing a matmul correctly, and MFU.
 
-Handout: assignment/problems/10_benchmarking.md. Notes (assignment/notes/): 001 (MFU = achieved
+Handout: assignment/problems/benchmarking.md. Notes (assignment/notes/): 001 (MFU = achieved
 FLOP/s / peak FLOP/s for the dtype, dense not sparse; warm up, synchronise, then time), 004
 (LLaMA 2 7B: 184,320 A100 hours at 312e12 -> MFU ≈ 39%).
 """

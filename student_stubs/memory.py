@@ -1,6 +1,6 @@
-"""Problem 5 · memory — the training-memory ledger: model states, ZeRO sharding, activations.
+"""memory — the training-memory ledger: model states, ZeRO sharding, activations.
 
-Handout: assignment/problems/05_memory.md. Notes (assignment/notes/): 001 (no memorised constant:
+Handout: assignment/problems/memory.md. Notes (assignment/notes/): 001 (no memorised constant:
 elements × dtype bytes × copies/shards; bf16 mixed precision 2 + 4 + 4 + 8 = 18 B/param;
 8 × 80 GB / 18 ≈ 35.6B), 000 (fp32 AdamW 16 B/param), 004 (LLaMA 2 7B at 16 B/param =
 99.8 GiB; Korthikanti et al. activations 97.0 GiB / 17.0 GiB at s = 4096).

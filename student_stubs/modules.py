@@ -1,6 +1,6 @@
-"""Problem 7 · modules — a bias-free Linear layer, the Cruncher deep linear model, parameter accounting.
+"""modules — a bias-free Linear layer, the Cruncher deep linear model, parameter accounting.
 
-Handout: assignment/problems/07_modules.md. Notes (assignment/notes/): 001 (Linear, Cruncher,
+Handout: assignment/problems/modules.md. Notes (assignment/notes/): 001 (Linear, Cruncher,
 truncated-normal initialisation, "64*64 + 64*64 + 64 = 8256"), 000 (4 bytes per fp32 parameter).
 """
 

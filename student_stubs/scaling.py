@@ -1,6 +1,6 @@
-"""Problem 11 · scaling — compute-optimal allocation, power-law fits, μP learning rates.
+"""scaling — compute-optimal allocation, power-law fits, μP learning rates.
 
-Handout: assignment/problems/11_scaling.md. Notes (assignment/notes/): 004 (20 tokens/param,
+Handout: assignment/problems/scaling.md. Notes (assignment/notes/): 004 (20 tokens/param,
 N = sqrt(C / 120); the parametric loss L = E + A/N^α + B/D^β under C = 6ND with the Hoffmann
 2022 and Besiroglu 2024 coefficients; power laws are straight lines in log-log; μP scales
 the hidden-layer Adam learning rate by 1/width).

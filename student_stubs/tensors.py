@@ -1,6 +1,6 @@
-"""Problem 1 · tensors — storage, strides and views, computed on (shape, strides) alone.
+"""tensors — storage, strides and views, computed on (shape, strides) alone.
 
-Handout: assignment/problems/01_tensors.md. Notes (assignment/notes/): 001 (stride, slicing,
+Handout: assignment/problems/tensors.md. Notes (assignment/notes/): 001 (stride, slicing,
 view vs. copy, transpose), 004 (storage + strides, the x.T quiz, element [1, 2] at offset 6).
 
 A PyTorch tensor is a flat storage plus (shape, strides, storage_offset): element

@@ -15,9 +15,10 @@ import ast
 from pathlib import Path
 
 import pytest
+import torch
 
-from tests.seam import GRADED_IMPL, InProcess, describe
-from tests.seam.layout import PROBLEMS, problem_number
+from seam import GPU_NOT_RUN, GRADER_PLUGIN, InProcess, describe
+from seam.problems import PROBLEMS, problem_number, section
 
 ROOT = Path(__file__).resolve().parents[1]
 NOT_IMPLEMENTED = "not implemented"  # the category a stub's NotImplementedError is counted in
@@ -42,7 +43,7 @@ def pytest_configure(config):
 
 
 def _graded(config) -> bool:
-    return config.stash.get(GRADED_IMPL, None) is not None
+    return config.pluginmanager.get_plugin(GRADER_PLUGIN) is not None
 
 
 def _impl_folder(config) -> Path:
@@ -63,6 +64,13 @@ def pytest_sessionstart(session):
                                     f"{folder} is not a folder (give one laid out like student_stubs/)")
 
 
+def pytest_runtest_setup(item):
+    """A GPU test on a machine without CUDA is not run, and says why (the grader's plugin does the
+    same for graded runs; here it is a student's or a TA's own `pytest`)."""
+    if not _graded(item.config) and item.get_closest_marker("gpu") and not torch.cuda.is_available():
+        pytest.skip(GPU_NOT_RUN)
+
+
 def _problem_of(item) -> str | None:
     stem = item.path.stem.removeprefix("test_")
     return stem if item.path.parent.name in ("public", "hidden") and stem in PROBLEMS else None
@@ -81,9 +89,9 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def impl(request):
-    graded = request.config.stash.get(GRADED_IMPL, None)
-    if graded is not None:
-        return graded
+    grader = request.config.pluginmanager.get_plugin(GRADER_PLUGIN)
+    if grader is not None:
+        return grader.impl
     folder = _impl_folder(request.config).resolve()
     return InProcess(folder, package=f"impl_{folder.name}")
 
@@ -93,8 +101,12 @@ def ref():
     """The reference solution, in this process (hidden tests only: students have no reference).
 
     Not type-checked here: bad-input tests pass wrong types on purpose and expect ValueError.
-    `python -m grader snapshots` runs it under jaxtyping + beartype instead."""
-    return InProcess(ROOT / "reference", package="reference_plain")
+    `python -m grader snapshots` runs it under jaxtyping + beartype instead.
+
+    Its answers are remembered for the process's life on a machine without CUDA (a batch job
+    grading a class asks the same questions for every student); on a CUDA runner the GPU tests
+    compare measurements taken in the same run, so nothing is remembered there."""
+    return InProcess(ROOT / "reference", package="reference_plain", memo=not torch.cuda.is_available())
 
 
 # ----- what a student's own run prints ---------------------------------------------------------
@@ -228,8 +240,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             nxt = problem
     if nxt:
         n = problem_number(nxt)
-        section = next((ROOT / "assignment" / "problems").glob(f"{n:02d}_*.md"), None)
-        read = f"read {section.relative_to(ROOT).as_posix()}, then " if section else ""
+        read = f"read {section(nxt)}, then " if (ROOT / section(nxt)).is_file() else ""
         write(f"next: problem {n} ({nxt}): {read}run `python -m pytest -m {nxt}`")
     else:
         write("every test that ran passes. The grade also runs hidden tests: see assignment/README.md.")

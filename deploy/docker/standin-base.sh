@@ -48,7 +48,10 @@ if [ "$flavour" = plain ]; then
     exit 0
 fi
 
-# torch: on top of plain (built first if missing).
+# torch: on top of plain (built first if missing), at pyproject.toml's pin (the one place it is set).
+torch_pin="$(python3 -c 'import sys, tomllib
+deps = tomllib.load(open(sys.argv[1], "rb"))["project"]["dependencies"]
+print(next(d for d in deps if d.startswith("torch==")))' "$(dirname "$0")/../../pyproject.toml")"
 base="$("$0" plain)"
 py="$(docker run --rm --network none "$base" python3 -c \
       'import sys; print(f"{sys.version_info[0]}{sys.version_info[1]}")')"
@@ -56,7 +59,7 @@ mkdir -p "$work/wheels"
 # The host's pip with the host's configuration (find-links, index, mirrors) picks the wheel.
 python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$work/wheels" \
     --python-version "$py" --platform manylinux_2_28_x86_64 \
-    --extra-index-url https://download.pytorch.org/whl/cpu "torch==2.13.0+cpu" >&2
+    --extra-index-url https://download.pytorch.org/whl/cpu "$torch_pin+cpu" >&2
 cat >"$work/Dockerfile" <<DOCKERFILE
 FROM $base
 ARG PIP_INDEX_URL

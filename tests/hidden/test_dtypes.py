@@ -1,4 +1,4 @@
-"""Problem 2 · dtypes (hidden): format limits against torch.finfo, round_to against PyTorch's own casts
+"""dtypes (hidden): format limits against torch.finfo, round_to against PyTorch's own casts
 bit for bit, NVFP4 against the reference and against a scale rule computed here with PyTorch.
 
 The oracle for round_to is ``x.to(dtype).float()`` on the CPU, computed here on large tensors
@@ -9,15 +9,16 @@ are stable). Signed zeros always count. The reference is checked against the sam
 PyTorch ever changed its casts, the test itself would say so.
 """
 
+import dataclasses
 import math
 import random
 
 import pytest
 import torch
 
-from tests.public.test_dtypes import (BF16, FP4_E2M1, FP6_E2M3, FP6_E3M2, FP8_E4M3, FP8_E5M2, FP16, FP32,
-                                      NVFP4_GRID, f32, fmt)
-from tests.seam.checks import call_text, expect_equal, expect_error, fail
+from tests.checks import Case, call_text, case, check_cases, fail, raises
+from tests.common.dtypes import (BF16, FP4_E2M1, FP6_E2M3, FP6_E3M2, FP8_E4M3, FP8_E5M2, FP16, FP32, NVFP4_GRID,
+                                 f32, fmt)
 
 TORCH_DTYPE = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16,
                "fp8_e4m3": torch.float8_e4m3fn, "fp8_e5m2": torch.float8_e5m2}
@@ -25,7 +26,11 @@ TORCH_FORMATS = (FP32, FP16, BF16, FP8_E4M3, FP8_E5M2)
 # Formats without a torch dtype: only the reference can judge them.
 OTHER_FORMATS = (FP6_E2M3, FP6_E3M2, fmt("e4m3_ieee", 4, 3, True, True), fmt("e5m2_fn", 5, 2, False, True),
                  fmt("e3m4", 3, 4, True, True), fmt("e6m9", 6, 9, False, True), fmt("e8m1", 8, 1, True, True))
+# Formats that make no sense under any convention: no exponent bits, negative sizes.
+NONSENSE_FORMATS = (fmt("e0m3", 0, 3, False, False), fmt("e4m-1", 4, -1, False, True), fmt("e-2m5", -2, 5, True, True))
 LIMITS = ("bits", "max_value", "eps", "smallest_normal", "smallest_subnormal")
+E2M1_LIMITS = {"bits": 4, "max_value": 6.0, "eps": 0.5, "smallest_normal": 1.0, "smallest_subnormal": 0.5}
+BAD = raises("ValueError")
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -124,200 +129,38 @@ def pool64(f, seed: int) -> torch.Tensor:
     return torch.cat([pool32(f, seed + 1).double(), nudged, spread, f32_edges, nan64])
 
 
-# ----------------------------------------------------------------------------- comparisons
+def finfo_limits(f) -> dict:
+    """torch.finfo's bits, max, eps and smallest normal; the smallest subnormal is the bit pattern 0...01."""
+    fi = torch.finfo(TORCH_DTYPE[f.name])
+    one = torch.tensor(1, dtype=torch.int32 if fi.bits == 32 else torch.int16 if fi.bits == 16 else torch.uint8)
+    return {"bits": fi.bits, "max_value": fi.max, "eps": fi.eps, "smallest_normal": fi.smallest_normal,
+            "smallest_subnormal": one.view(TORCH_DTYPE[f.name]).item()}
 
 
-def _hex(t: torch.Tensor) -> str:
-    if t.dtype == torch.float64:
-        return f"0x{int(t.view(torch.int64)) & (2**64 - 1):016x}"
-    if t.dtype == torch.float32:
-        return f"0x{int(t.view(torch.int32)) & (2**32 - 1):08x}"
-    return str(t.dtype)
-
-
-def compare_cast(got, want: torch.Tensor, x: torch.Tensor, what: str, nan_bits: bool, source: str) -> None:
-    """got must be a float32 tensor shaped like x, NaN exactly where want is NaN, and equal to want
-    bit for bit elsewhere (everywhere, NaN payloads included, when nan_bits)."""
-    if type(got) is not torch.Tensor or got.dtype != torch.float32 or got.shape != x.shape:
-        fail(what, got, f"a float32 tensor of shape {tuple(x.shape)}")
-    gb, wb = got.reshape(-1).view(torch.int32), want.reshape(-1).view(torch.int32)
-    g_nan, w_nan = torch.isnan(got.reshape(-1)), torch.isnan(want.reshape(-1))
-    bad = (gb != wb) if nan_bits else ((g_nan != w_nan) | (~w_nan & (gb != wb)))
-    if bool(bad.any()):
-        idx = bad.nonzero().flatten()
-        xs = x.reshape(-1)
-        rows = [f"x = {xs[i].item()!r} ({_hex(xs[i])}): expected {want.reshape(-1)[i].item()!r} "
-                f"({_hex(want.reshape(-1)[i])}), got {got.reshape(-1)[i].item()!r} ({_hex(gb[i].view(torch.float32))})"
-                for i in idx[:6].tolist()]
-        rule = "all bits compared" if nan_bits else "bits compared where the answer is not NaN"
-        pytest.fail(f"{what}\n  {len(idx)} of {xs.numel()} elements differ from {source} ({rule}), e.g.\n    "
-                    + "\n    ".join(rows), pytrace=False)
-
-
-def expect_structure(got, shape, what: str, note: str = "") -> None:
-    """A float32 tensor of the given shape (its values are judged by other tests)."""
-    if isinstance(got, Exception):
-        fail(what, got, f"a float32 tensor of shape {tuple(shape)}", note)
-    if type(got) is not torch.Tensor or got.dtype != torch.float32 or got.shape != shape:
-        fail(what, got, f"a float32 tensor of shape {tuple(shape)}", note)
-
-
-def oracle(x: torch.Tensor, f) -> torch.Tensor:
-    assert x.numel() >= 64, "compute the oracle on large tensors (PyTorch's vector path)"
-    return x.to(TORCH_DTYPE[f.name]).float()
-
-
-def check_against_torch(impl, ref, f, inputs: list[torch.Tensor]) -> None:
-    """round_to(x, f) for each x: the reference and the submission against PyTorch's cast."""
-    calls = [(x, f) for x in inputs]
-    got, mine = impl.map("dtypes.round_to", calls), ref.map("dtypes.round_to", calls)
-    nan_bits = f.name not in ("fp16", "bf16")
-    for x, g, r in zip(inputs, got, mine):
-        what = call_text("dtypes.round_to", (x, f))
-        want = oracle(x, f)
-        compare_cast(r, want, x, f"reference: {what}", nan_bits, "PyTorch (the test's own check)")
-        if isinstance(g, Exception):
-            fail(what, g, want)
-        compare_cast(g, want, x, what, nan_bits, f"x.to({TORCH_DTYPE[f.name]}).float()")
-
-
-# ----------------------------------------------------------------------------- format limits
-
-
-@pytest.mark.points(1)
-def test_limits_equal_torch_finfo(impl, ref):
-    """bits, max, eps, smallest normal and subnormal equal torch.finfo for the five torch formats (E2M1: the reference)"""
-    for f in TORCH_FORMATS:
-        fi = torch.finfo(TORCH_DTYPE[f.name])
-        one = torch.tensor(1, dtype=torch.int32 if fi.bits == 32 else torch.int16 if fi.bits == 16 else torch.uint8)
-        lowest = one.view(TORCH_DTYPE[f.name]).item()  # the bit pattern 0...01
-        want = {"bits": fi.bits, "max_value": fi.max, "eps": fi.eps, "smallest_normal": fi.smallest_normal,
-                "smallest_subnormal": lowest}
-        for name in LIMITS:
-            assert ref.call(f"dtypes.{name}", f) == want[name], f"reference disagrees with torch.finfo on {name}"
-            expect_equal(impl.call(f"dtypes.{name}", f), want[name], call_text(f"dtypes.{name}", (f,)),
-                         note="oracle: torch.finfo" if name != "smallest_subnormal" else "oracle: the pattern 0...01")
-    e2m1 = {"bits": 4, "max_value": 6.0, "eps": 0.5, "smallest_normal": 1.0, "smallest_subnormal": 0.5}
-    for name in LIMITS:
-        assert ref.call(f"dtypes.{name}", FP4_E2M1) == e2m1[name]
-        expect_equal(impl.call(f"dtypes.{name}", FP4_E2M1), e2m1[name], call_text(f"dtypes.{name}", (FP4_E2M1,)))
-
-
-@pytest.mark.points(1)
-def test_other_formats(impl, ref):
-    """limits and round_to of formats with no constant (FP6 E2M3/E3M2, IEEE E4M3, ...) equal the reference"""
-    for name in LIMITS:
-        calls = [(f,) for f in OTHER_FORMATS]
-        for (f,), g, r in zip(calls, impl.map(f"dtypes.{name}", calls), ref.map(f"dtypes.{name}", calls)):
-            assert not isinstance(r, Exception), r
-            expect_equal(g if not isinstance(g, Exception) else f"{type(g).__name__}: {g}", r,
-                         call_text(f"dtypes.{name}", (f,)))
-    gen = torch.Generator().manual_seed(5)
-    calls = []
+def other_format_inputs(ref, seed: int) -> list:
+    """round_to cases for the formats without a torch dtype: log-uniform values over each format's range."""
+    gen, cases = torch.Generator().manual_seed(seed), []
     for f in OTHER_FORMATS:
         mx = ref.dtypes.max_value(f)
         sub = ref.dtypes.smallest_subnormal(f)
         u = torch.rand(4096, generator=gen, dtype=torch.float64)
         x = torch.exp2(math.log2(sub) - 2 + u * (math.log2(mx) - math.log2(sub) + 3))
         x = (x * torch.where(torch.rand(4096, generator=gen) < 0.5, -1.0, 1.0).double()).float()
-        calls.append((torch.cat([x, SPECIALS]), f))
-    for (x, f), g, r in zip(calls, impl.map("dtypes.round_to", calls), ref.map("dtypes.round_to", calls)):
-        what = call_text("dtypes.round_to", (x, f))
-        if isinstance(g, Exception):
-            fail(what, g, r)
-        compare_cast(g, r, x, what, nan_bits=False, source="the reference")
+        cases.append(case(torch.cat([x, SPECIALS]), f))
+    return cases
 
 
-# ----------------------------------------------------------------------------- round_to vs PyTorch
-
-
-@pytest.mark.points(2)
-def test_round_to_fp16_bf16_equals_torch(impl, ref):
-    """round_to into FP16 and BF16 equals x.to(dtype).float() bit for bit: all 65,536 fp16/bf16 patterns, ties, edges, float64"""
-    for i, f in enumerate((FP16, BF16)):
-        check_against_torch(impl, ref, f, [pool32(f, 100 + 10 * i), pool64(f, 200 + 10 * i)])
-
-
-@pytest.mark.points(2)
-def test_round_to_fp8_equals_torch(impl, ref):
-    """round_to into FP8 E4M3 (saturating at ±448) and E5M2 equals PyTorch's cast in every bit, NaNs included"""
-    for i, f in enumerate((FP8_E4M3, FP8_E5M2)):
-        check_against_torch(impl, ref, f, [pool32(f, 300 + 10 * i), pool64(f, 400 + 10 * i)])
-
-
-@pytest.mark.points(1)
-def test_round_to_e2m1(impl, ref):
-    """round_to into FP4_E2M1 equals the reference: the 15-value NVFP4 grid, ties to even, saturation at ±6"""
-    x32, x64 = pool32(FP4_E2M1, 500), pool64(FP4_E2M1, 600)
-    grid_values = torch.tensor(NVFP4_GRID, dtype=torch.float32)
-    calls = [(x32, FP4_E2M1), (x64, FP4_E2M1)]
-    for (x, f), g, r in zip(calls, impl.map("dtypes.round_to", calls), ref.map("dtypes.round_to", calls)):
-        what = call_text("dtypes.round_to", (x, f))
-        finite = ~torch.isnan(r)
-        assert bool(torch.isin(r[finite], grid_values).all()), "reference left the grid"
-        if isinstance(g, Exception):
-            fail(what, g, r)
-        compare_cast(g, r, x, what, nan_bits=False, source="the reference")
-
-
-@pytest.mark.points(1)
-def test_round_to_fp32_shapes_and_bad_input(impl, ref):
-    """round_to: FP32 keeps float32 bits and rounds float64 like x.float(); any shape; bad dtypes or formats raise ValueError"""
-    gen = torch.Generator().manual_seed(700)
-    x32 = torch.cat([random_bits(gen, 4096), SPECIALS])
-    x64 = pool64(FP16, 710)
-    check_against_torch(impl, ref, FP32, [x32, x64])
-    # shapes: 0-d, empty, 3-d; the result is float32 of the input's shape (values are judged above)
-    base = random_bits(gen, 4096)
-    base = base[torch.isfinite(base)][:60]
-    shaped = [base[0].reshape(()), base[:0], base.reshape(3, 4, 5), base.double().reshape(5, 12), base[:0].reshape(0, 3)]
+def ordinary_inputs(seed: int) -> list:
+    """round_to_watched cases of ordinary values (normal range, no ties, no overflow), float32 and float64,
+    so that only the casts decide the test; named as the student's round_to."""
+    gen, cases = torch.Generator().manual_seed(seed), []
     for f in (FP16, BF16, FP8_E4M3, FP8_E5M2, FP4_E2M1):
-        calls = [(x, f) for x in shaped]
-        for (x, _), g in zip(calls, impl.map("dtypes.round_to", calls)):
-            expect_structure(g, x.shape, call_text("dtypes.round_to", (x, f)))
-    # bad input, next to valid neighbours
-    ok = torch.linspace(-3, 3, 64)
-    cases = [((ok.to(torch.int32), FP16), "ValueError"), ((ok.half(), FP16), "ValueError"),
-             ((ok.bfloat16(), BF16), "ValueError"), ((ok.to(torch.int64), FP16), "ValueError"),
-             ((ok, fmt("fp64", 11, 52, True, True)), "ValueError"), ((ok, fmt("e8m7_fn", 8, 7, False, True)), "ValueError"),
-             ((ok, fmt("e5m24", 5, 24, True, True)), "ValueError"), ((ok, fmt("e0m3", 0, 3, False, False)), "ValueError"),
-             ((ok, fmt("e4m-1", 4, -1, False, True)), "ValueError"),
-             ((ok, fmt("e8m23", 8, 23, True, True)), "ok"), ((ok.double(), FP16), "ok"), ((ok, FP6_E3M2), "ok")]
-    for args, want in cases:
-        g = impl.map("dtypes.round_to", [args])[0]
-        what = call_text("dtypes.round_to", args)
-        if want == "ValueError":
-            expect_error(g, ValueError, what)
-        else:
-            expect_structure(g, args[0].shape, what, note="a valid input")
-    # formats that make no sense under any convention: no exponent bits, negative sizes
-    for bad in (fmt("e0m3", 0, 3, False, False), fmt("e4m-1", 4, -1, False, True), fmt("e-2m5", -2, 5, True, True)):
-        for name in LIMITS:
-            g = impl.map(f"dtypes.{name}", [(bad,)])[0]
-            expect_error(g, ValueError, call_text(f"dtypes.{name}", (bad,)))
-
-
-@pytest.mark.points(1)
-def test_round_to_does_not_call_torch_cast(impl, ref):
-    """round_to rounds by itself: no PyTorch cast to float16/bfloat16/float8 happens while it runs"""
-    gen = torch.Generator().manual_seed(800)
-    for f in (FP16, BF16, FP8_E4M3, FP8_E5M2, FP4_E2M1):
-        # ordinary values (normal range, no ties, no overflow), so only the casts decide this test
         mx, tiny, _ = limits_of(f)
         u = torch.rand(1024, generator=gen, dtype=torch.float64)
         x = torch.exp2(math.log2(tiny) + 1 + u * (math.log2(mx) - math.log2(tiny) - 2)).float()
         x = x * torch.where(torch.rand(x.shape, generator=gen) < 0.5, -1.0, 1.0)
-        for xx in (x, x.double()):
-            result, used_cast, casts = impl.probes.round_to_watched(xx, f)
-            what = call_text("dtypes.round_to", (xx, f))
-            if used_cast is not False:
-                fail(what, f"PyTorch casts: {', '.join(map(str, casts))}", "no cast to a narrow dtype",
-                     "implement the rounding with integer/float arithmetic (bits, or frexp + round)")
-            want = oracle(xx, f) if f.name in TORCH_DTYPE else ref.dtypes.round_to(xx, f)
-            compare_cast(result, want, xx, what, nan_bits=True, source="the right answer (no NaN here)")
-
-
-# ----------------------------------------------------------------------------- NVFP4
+        cases += [case(x=xx, fmt=f, what=call_text("dtypes.round_to", (xx, f))) for xx in (x, x.double())]
+    return cases
 
 
 def nvfp4_inputs(seed: int) -> list[tuple]:
@@ -350,73 +193,9 @@ def nvfp4_inputs(seed: int) -> list[tuple]:
     return cases
 
 
-def _values_scales(g, what: str, n: int, n_blocks: int):
-    ok = (type(g) is tuple and len(g) == 2 and all(type(t) is torch.Tensor and t.dtype == torch.float32 for t in g)
-          and tuple(g[0].shape) == (n,) and tuple(g[1].shape) == (n_blocks,))
-    if not ok:
-        fail(what, g if not isinstance(g, Exception) else f"{type(g).__name__}: {g}",
-             f"a tuple (values, scales) of float32 tensors of shapes ({n},) and ({n_blocks},)")
-    return g
-
-
-@pytest.mark.points(2)
-def test_nvfp4_quantize_random(impl, ref):
-    """nvfp4_quantize equals the reference bit for bit (values and scales) on 48 random inputs at many scales"""
-    calls = nvfp4_inputs(900)
-    gen = torch.Generator().manual_seed(901)
-    x = torch.randn(64, generator=gen)
-    x[20] = math.nan  # a NaN makes its block's scale and values NaN
-    calls.append((x,))
-    for args, g, r in zip(calls, impl.map("dtypes.nvfp4_quantize", calls), ref.map("dtypes.nvfp4_quantize", calls)):
-        bs = args[1] if len(args) > 1 else 16
-        n = args[0].numel()
-        what = call_text("dtypes.nvfp4_quantize", args)
-        values, scales = _values_scales(g, what, n, n // bs)
-        assert not isinstance(r, Exception), f"reference: {what}: {r}"
-        amax = args[0].float().reshape(-1, bs).abs().amax(dim=1)  # shown as "x" when a scale differs
-        compare_cast(scales, r[1], amax, f"scales of {what} (x = the block's amax)", nan_bits=False,
-                     source="the reference")
-        compare_cast(values, r[0], args[0], f"values of {what}", nan_bits=False, source="the reference")
-
-
-@pytest.mark.points(1)
-def test_nvfp4_scale_rule_and_round_trip(impl):
-    """NVFP4 scales are amax / 6 cast to E4M3 by PyTorch (zero block -> 1); values on the grid; round-trip error bounded"""
-    grid_values = torch.tensor(NVFP4_GRID, dtype=torch.float32)
-    calls = nvfp4_inputs(1000)
-    for args, g in zip(calls, impl.map("dtypes.nvfp4_quantize", calls)):
-        bs = args[1] if len(args) > 1 else 16
-        x = args[0].float().reshape(-1, bs)
-        n_blocks = x.shape[0]
-        what = call_text("dtypes.nvfp4_quantize", args)
-        values, scales = _values_scales(g, what, x.numel(), n_blocks)
-        # oracle: float32 amax / 6, rounded by PyTorch's E4M3 cast (padded to >= 64 elements)
-        q = torch.cat([x.abs().amax(dim=1) / 6, torch.zeros(64)])
-        want = q.to(torch.float8_e4m3fn).float()[:n_blocks]
-        want = torch.where(want == 0, 1.0, want)
-        compare_cast(scales, want, x.abs().amax(dim=1), f"scales of {what}", nan_bits=True,
-                     source="round_to(amax / 6, E4M3) by PyTorch, 0 -> 1")
-        v = values.reshape(-1, bs)
-        if not bool(torch.isin(v, grid_values).all()):
-            fail(f"values of {what}", v[~torch.isin(v, grid_values)], f"values on the grid {NVFP4_GRID}")
-        # |x - value * scale| <= (the E2M1 half-gap at |x| / scale, or the excess over 6) * scale
-        t = (x / scales[:, None]).abs()
-        half_gap = torch.where(t < 2, 0.25, torch.where(t < 4, 0.5, 1.0))
-        bound = torch.where(t > 6, t - 6, half_gap) * scales[:, None]
-        err = (x.double() - (v * scales[:, None]).double()).abs()
-        over = err > bound.double() * (1 + 1e-6) + 1e-6 * x.double().abs()  # float32 division error
-        if bool(over.any()):
-            i = over.nonzero()[0].tolist()
-            fail(f"round trip of {what}, element {i[0] * bs + i[1]}", float(v[i[0], i[1]] * scales[i[0]]),
-                 float(x[i[0], i[1]]), f"error {float(err[i[0], i[1]]):.3g} > bound {float(bound[i[0], i[1]]):.3g}")
-
-
-@pytest.mark.points(1)
-def test_nvfp4_dequantize_and_bytes(impl, ref):
-    """nvfp4_dequantize equals the reference bit for bit; nvfp4_bytes = 0.5 * n + ceil(n / block_size) (a float)"""
-    rng = random.Random(1100)
-    gen = torch.Generator().manual_seed(1100)
-    calls = []
+def dequantize_inputs(seed: int) -> list:
+    """(values, scales[, block_size]) cases: values on the grid, scales at many magnitudes, float64 too."""
+    rng, gen, cases = random.Random(seed), torch.Generator().manual_seed(seed), []
     for _ in range(40):
         bs = rng.choice([16, 32, 8, 1, 5])
         n_blocks = rng.randint(0, 20)
@@ -424,54 +203,270 @@ def test_nvfp4_dequantize_and_bytes(impl, ref):
         scales = torch.randn(n_blocks, generator=gen).abs() * 10.0 ** rng.uniform(-3, 2)
         if rng.random() < 0.3:
             values, scales = values.double(), scales.double()
-        calls.append((values, scales, bs) if bs != 16 or rng.random() < 0.5 else (values, scales))
-    for args, g, r in zip(calls, impl.map("dtypes.nvfp4_dequantize", calls), ref.map("dtypes.nvfp4_dequantize", calls)):
-        what = call_text("dtypes.nvfp4_dequantize", args)
-        if isinstance(g, Exception):
-            fail(what, g, r)
-        compare_cast(g, r, args[0], what, nan_bits=True, source="the reference")
-    calls = [(rng.choice([0, 1, 15, 16, 17, 4096, rng.randint(0, 10**9)]), rng.choice([16, 32, 1, 7, 1000]))
+        cases.append((values, scales, bs) if bs != 16 or rng.random() < 0.5 else (values, scales))
+    return cases, rng
+
+
+# ----------------------------------------------------------------------------- comparisons
+
+
+def _hex(t: torch.Tensor) -> str:
+    if t.dtype == torch.float64:
+        return f"0x{int(t.view(torch.int64)) & (2**64 - 1):016x}"
+    if t.dtype == torch.float32:
+        return f"0x{int(t.view(torch.int32)) & (2**32 - 1):08x}"
+    return str(t.dtype)
+
+
+def compare_cast(got, want: torch.Tensor, x: torch.Tensor, what: str, nan_bits: bool, source: str) -> None:
+    """got must be a float32 tensor shaped like x, NaN exactly where want is NaN, and equal to want
+    bit for bit elsewhere (everywhere, NaN payloads included, when nan_bits)."""
+    if type(got) is not torch.Tensor or got.dtype != torch.float32 or got.shape != x.shape:
+        fail(what, got, f"a float32 tensor of shape {tuple(x.shape)}")
+    gb, wb = got.reshape(-1).view(torch.int32), want.reshape(-1).view(torch.int32)
+    g_nan, w_nan = torch.isnan(got.reshape(-1)), torch.isnan(want.reshape(-1))
+    bad = (gb != wb) if nan_bits else ((g_nan != w_nan) | (~w_nan & (gb != wb)))
+    if bool(bad.any()):
+        idx = bad.nonzero().flatten()
+        xs = x.reshape(-1)
+        rows = [f"x = {xs[i].item()!r} ({_hex(xs[i])}): expected {want.reshape(-1)[i].item()!r} "
+                f"({_hex(want.reshape(-1)[i])}), got {got.reshape(-1)[i].item()!r} ({_hex(gb[i].view(torch.float32))})"
+                for i in idx[:6].tolist()]
+        rule = "all bits compared" if nan_bits else "bits compared where the answer is not NaN"
+        pytest.fail(f"{what}\n  {len(idx)} of {xs.numel()} elements differ from {source} ({rule}), e.g.\n    "
+                    + "\n    ".join(rows), pytrace=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class Form:
+    """What is due where only the answer's form is judged (its values are judged by other tests): a
+    float32 tensor of ``shape``; with ``blocks``, a tuple (values, scales) of shapes ``shape``, (blocks,)."""
+    shape: tuple
+    blocks: int | None = None
+    why: str = ""
+
+    def __repr__(self) -> str:
+        text = (f"a float32 tensor of shape {self.shape}" if self.blocks is None else
+                f"a tuple (values, scales) of float32 tensors of shapes {self.shape} and ({self.blocks},)")
+        return text + (f" ({self.why})" if self.why else "")
+
+
+def has_form(got, form: Form, what: str):
+    """compare for Form dues; returns got."""
+    def f32_of(t, shape):
+        return type(t) is torch.Tensor and t.dtype == torch.float32 and tuple(t.shape) == shape
+    ok = (f32_of(got, form.shape) if form.blocks is None else type(got) is tuple and len(got) == 2
+          and f32_of(got[0], form.shape) and f32_of(got[1], (form.blocks,)))
+    if not ok:
+        fail(what, got, form)
+    return got
+
+
+def check_each(impl, target: str, cases, compare, **kwargs) -> None:
+    """check_cases one case at a time, for comparisons that show the case's input beside each differing
+    element: ``compare(got, due, what, case)`` (check_cases gives its own compare no case)."""
+    for c in cases:
+        c = c if isinstance(c, Case) else Case(tuple(c))
+        check_cases(impl, target, [c], compare=lambda got, due, what: compare(got, due, what, c), **kwargs)
+
+
+def casts_equal(nan_bits: bool, source: str):
+    """compare for check_each: compare_cast with x = the case's first argument."""
+    return lambda got, due, what, c: compare_cast(got, due, c.args[0], what, nan_bits, source)
+
+
+def torch_cast(x: torch.Tensor, fmt) -> torch.Tensor:
+    """The oracle of round_to: PyTorch's own cast, on the CPU."""
+    assert x.numel() >= 64, "compute the oracle on large tensors (PyTorch's vector path)"
+    return x.to(TORCH_DTYPE[fmt.name]).float()
+
+
+def check_against_torch(impl, ref, f, inputs: list[torch.Tensor]) -> None:
+    """round_to(x, f) for each x: the reference and the submission against PyTorch's cast."""
+    nan_bits = f.name not in ("fp16", "bf16")
+    check_each(impl, "dtypes.round_to", [case(x, f) for x in inputs],
+               casts_equal(nan_bits, f"x.to({TORCH_DTYPE[f.name]}).float()"), ref=ref, oracle=torch_cast)
+
+
+def uncast_and_equal(got, due, what: str, c) -> None:
+    """compare for round_to_watched: no PyTorch cast happened, and the result is due bit for bit."""
+    result, used_cast, casts = got
+    if used_cast is not False:
+        fail(what, f"PyTorch casts: {', '.join(map(str, casts))}", "no cast to a narrow dtype",
+             "implement the rounding with integer/float arithmetic (bits, or frexp + round)")
+    compare_cast(result, due if isinstance(due, torch.Tensor) else due[0], c.kwargs["x"], what, nan_bits=True,
+                 source="the right answer (no NaN here)")
+
+
+def on_grid_and_equal(got, due, what: str, c) -> None:
+    """compare for round_to into E2M1: the reference's answer stays on the grid; got equals it."""
+    finite = ~torch.isnan(due)
+    assert bool(torch.isin(due[finite], torch.tensor(NVFP4_GRID, dtype=torch.float32)).all()), "reference left the grid"
+    compare_cast(got, due, c.args[0], what, nan_bits=False, source="the reference")
+
+
+def quantized_equal(got, due, what: str, c) -> None:
+    """compare for nvfp4_quantize against the reference: values and scales bit for bit."""
+    x, bs = c.args[0], c.args[1] if len(c.args) > 1 else 16
+    values, scales = has_form(got, Form((x.numel(),), x.numel() // bs), what)
+    amax = x.float().reshape(-1, bs).abs().amax(dim=1)  # shown as "x" when a scale differs
+    compare_cast(scales, due[1], amax, f"scales of {what} (x = the block's amax)", nan_bits=False, source="the reference")
+    compare_cast(values, due[0], x, f"values of {what}", nan_bits=False, source="the reference")
+
+
+def e4m3_scales(x: torch.Tensor, block_size: int = 16) -> torch.Tensor:
+    """The NVFP4 scale rule: float32 amax / 6, rounded by PyTorch's E4M3 cast (padded to >= 64
+    elements); a zero block's scale is 1."""
+    amax = x.float().reshape(-1, block_size).abs().amax(dim=1)
+    want = torch.cat([amax / 6, torch.zeros(64)]).to(torch.float8_e4m3fn).float()[:len(amax)]
+    return torch.where(want == 0, 1.0, want)
+
+
+def scale_rule_and_round_trip(got, due, what: str, c) -> None:
+    """compare for nvfp4_quantize against the scale rule: scales bit for bit, values on the grid,
+    |x - value * scale| bounded."""
+    bs = c.args[1] if len(c.args) > 1 else 16
+    x = c.args[0].float().reshape(-1, bs)
+    values, scales = has_form(got, Form((x.numel(),), x.shape[0]), what)
+    compare_cast(scales, due, x.abs().amax(dim=1), f"scales of {what}", nan_bits=True,
+                 source="round_to(amax / 6, E4M3) by PyTorch, 0 -> 1")
+    grid_values = torch.tensor(NVFP4_GRID, dtype=torch.float32)
+    v = values.reshape(-1, bs)
+    if not bool(torch.isin(v, grid_values).all()):
+        fail(f"values of {what}", v[~torch.isin(v, grid_values)], f"values on the grid {NVFP4_GRID}")
+    # |x - value * scale| <= (the E2M1 half-gap at |x| / scale, or the excess over 6) * scale
+    t = (x / scales[:, None]).abs()
+    half_gap = torch.where(t < 2, 0.25, torch.where(t < 4, 0.5, 1.0))
+    bound = torch.where(t > 6, t - 6, half_gap) * scales[:, None]
+    err = (x.double() - (v * scales[:, None]).double()).abs()
+    over = err > bound.double() * (1 + 1e-6) + 1e-6 * x.double().abs()  # float32 division error
+    if bool(over.any()):
+        i = over.nonzero()[0].tolist()
+        fail(f"round trip of {what}, element {i[0] * bs + i[1]}", float(v[i[0], i[1]] * scales[i[0]]),
+             float(x[i[0], i[1]]), f"error {float(err[i[0], i[1]]):.3g} > bound {float(bound[i[0], i[1]]):.3g}")
+
+
+# ----------------------------------------------------------------------------- format limits
+
+
+@pytest.mark.points(1)
+def test_limits_equal_torch_finfo(impl, ref):
+    """bits, max, eps, smallest normal and subnormal equal torch.finfo for the five torch formats (E2M1: the reference)"""
+    for name in LIMITS:
+        check_cases(impl, f"dtypes.{name}", [case(f, want=finfo_limits(f)[name]) for f in TORCH_FORMATS]
+                    + [case(FP4_E2M1, want=E2M1_LIMITS[name])], ref=ref,
+                    note="oracle: torch.finfo (smallest_subnormal: the pattern 0...01); E2M1: its known limits")
+
+
+@pytest.mark.points(1)
+def test_other_formats(impl, ref):
+    """limits and round_to of formats with no constant (FP6 E2M3/E3M2, IEEE E4M3, ...) equal the reference"""
+    for name in LIMITS:
+        check_cases(impl, f"dtypes.{name}", [case(f) for f in OTHER_FORMATS], ref=ref)
+    check_each(impl, "dtypes.round_to", other_format_inputs(ref, 5), casts_equal(False, "the reference"), ref=ref)
+
+
+# ----------------------------------------------------------------------------- round_to vs PyTorch
+
+
+@pytest.mark.points(2)
+def test_round_to_fp16_bf16_equals_torch(impl, ref):
+    """round_to into FP16 and BF16 equals x.to(dtype).float() bit for bit: all 65,536 fp16/bf16 patterns, ties, edges, float64"""
+    for i, f in enumerate((FP16, BF16)):
+        check_against_torch(impl, ref, f, [pool32(f, 100 + 10 * i), pool64(f, 200 + 10 * i)])
+
+
+@pytest.mark.points(2)
+def test_round_to_fp8_equals_torch(impl, ref):
+    """round_to into FP8 E4M3 (saturating at ±448) and E5M2 equals PyTorch's cast in every bit, NaNs included"""
+    for i, f in enumerate((FP8_E4M3, FP8_E5M2)):
+        check_against_torch(impl, ref, f, [pool32(f, 300 + 10 * i), pool64(f, 400 + 10 * i)])
+
+
+@pytest.mark.points(1)
+def test_round_to_e2m1(impl, ref):
+    """round_to into FP4_E2M1 equals the reference: the 15-value NVFP4 grid, ties to even, saturation at ±6"""
+    check_each(impl, "dtypes.round_to", [case(pool32(FP4_E2M1, 500), FP4_E2M1), case(pool64(FP4_E2M1, 600), FP4_E2M1)],
+               on_grid_and_equal, ref=ref)
+
+
+@pytest.mark.points(1)
+def test_round_to_fp32_shapes_and_bad_input(impl, ref):
+    """round_to: FP32 keeps float32 bits and rounds float64 like x.float(); any shape; bad dtypes or formats raise ValueError"""
+    gen = torch.Generator().manual_seed(700)
+    x32 = torch.cat([random_bits(gen, 4096), SPECIALS])
+    x64 = pool64(FP16, 710)
+    check_against_torch(impl, ref, FP32, [x32, x64])
+    # shapes: 0-d, empty, 3-d; the result is float32 of the input's shape (values are judged above)
+    base = random_bits(gen, 4096)
+    base = base[torch.isfinite(base)][:60]
+    shaped = [base[0].reshape(()), base[:0], base.reshape(3, 4, 5), base.double().reshape(5, 12), base[:0].reshape(0, 3)]
+    check_cases(impl, "dtypes.round_to", [case(x, f, want=Form(tuple(x.shape))) for f in (FP16, BF16, FP8_E4M3, FP8_E5M2,
+                FP4_E2M1) for x in shaped], compare=has_form)
+    # bad input, next to valid neighbours
+    ok, valid = torch.linspace(-3, 3, 64), Form((64,), why="a valid input")
+    check_cases(impl, "dtypes.round_to", [
+        case(ok.to(torch.int32), FP16, want=BAD), case(ok.half(), FP16, want=BAD), case(ok.bfloat16(), BF16, want=BAD),
+        case(ok.to(torch.int64), FP16, want=BAD), case(ok, fmt("fp64", 11, 52, True, True), want=BAD),
+        case(ok, fmt("e8m7_fn", 8, 7, False, True), want=BAD), case(ok, fmt("e5m24", 5, 24, True, True), want=BAD),
+        case(ok, fmt("e0m3", 0, 3, False, False), want=BAD), case(ok, fmt("e4m-1", 4, -1, False, True), want=BAD),
+        case(ok, fmt("e8m23", 8, 23, True, True), want=valid), case(ok.double(), FP16, want=valid),
+        case(ok, FP6_E3M2, want=valid)], compare=has_form)
+    for name in LIMITS:
+        check_cases(impl, f"dtypes.{name}", [case(f, want=BAD) for f in NONSENSE_FORMATS])
+
+
+@pytest.mark.points(1)
+def test_round_to_does_not_call_torch_cast(impl, ref):
+    """round_to rounds by itself: no PyTorch cast to float16/bfloat16/float8 happens while it runs"""
+    cases = ordinary_inputs(800)
+    check_each(impl, "probes.round_to_watched", [c for c in cases if c.kwargs["fmt"].name in TORCH_DTYPE],
+               uncast_and_equal, oracle=torch_cast)
+    check_each(impl, "probes.round_to_watched", [c for c in cases if c.kwargs["fmt"].name not in TORCH_DTYPE],
+               uncast_and_equal, ref=ref)
+
+
+# ----------------------------------------------------------------------------- NVFP4
+
+
+@pytest.mark.points(2)
+def test_nvfp4_quantize_random(impl, ref):
+    """nvfp4_quantize equals the reference bit for bit (values and scales) on 48 random inputs at many scales"""
+    x = torch.randn(64, generator=torch.Generator().manual_seed(901))
+    x[20] = math.nan  # a NaN makes its block's scale and values NaN
+    check_each(impl, "dtypes.nvfp4_quantize", nvfp4_inputs(900) + [(x,)], quantized_equal, ref=ref)
+
+
+@pytest.mark.points(1)
+def test_nvfp4_scale_rule_and_round_trip(impl):
+    """NVFP4 scales are amax / 6 cast to E4M3 by PyTorch (zero block -> 1); values on the grid; round-trip error bounded"""
+    check_each(impl, "dtypes.nvfp4_quantize", nvfp4_inputs(1000), scale_rule_and_round_trip, oracle=e4m3_scales)
+
+
+@pytest.mark.points(1)
+def test_nvfp4_dequantize_and_bytes(impl, ref):
+    """nvfp4_dequantize equals the reference bit for bit; nvfp4_bytes = 0.5 * n + ceil(n / block_size) (a float)"""
+    cases, rng = dequantize_inputs(1100)
+    check_each(impl, "dtypes.nvfp4_dequantize", cases, casts_equal(True, "the reference"), ref=ref)
+    sizes = [(rng.choice([0, 1, 15, 16, 17, 4096, rng.randint(0, 10**9)]), rng.choice([16, 32, 1, 7, 1000]))
              for _ in range(200)]
-    got = impl.map("dtypes.nvfp4_bytes", calls)
-    for (n, bs), g in zip(calls, got):
-        expect_equal(g if not isinstance(g, Exception) else f"{type(g).__name__}: {g}", 0.5 * n + -(-n // bs),
-                     call_text("dtypes.nvfp4_bytes", (n, bs)))
-    expect_equal(impl.dtypes.nvfp4_bytes(48), 27.0, "nvfp4_bytes(48) (default block_size 16)")
+    check_cases(impl, "dtypes.nvfp4_bytes", [case(n, bs, want=0.5 * n + -(-n // bs)) for n, bs in sizes]
+                + [case(48, want=27.0, what="dtypes.nvfp4_bytes(48) (default block_size 16)")])
 
 
 @pytest.mark.points(1)
 def test_nvfp4_bad_input(impl, ref):
     """NVFP4: n not divisible by the block size, 2-D input, block_size < 1, bad lengths raise ValueError; valid neighbours work"""
     x = torch.randn(48, generator=torch.Generator().manual_seed(1200))
-    v, s = f32([1.0] * 32), f32([0.5, 2.0])
-    cases = [
-        ("nvfp4_quantize", (x[:47],), None), ("nvfp4_quantize", (x[:17],), None),
-        ("nvfp4_quantize", (x, 32), None), ("nvfp4_quantize", (x.reshape(3, 16),), None),
-        ("nvfp4_quantize", (x, 0), None), ("nvfp4_quantize", (x, -16), None),
-        ("nvfp4_quantize", (x.to(torch.int32),), None),
-        ("nvfp4_quantize", (x,), "ok"), ("nvfp4_quantize", (x[:45], 15), "ok"), ("nvfp4_quantize", (x, 1), "ok"),
-        ("nvfp4_quantize", (x[:32], 32), "ok"), ("nvfp4_quantize", (x[:0],), "ok"),
-        ("nvfp4_dequantize", (v[:31], s), None), ("nvfp4_dequantize", (v, s[:1]), None),
-        ("nvfp4_dequantize", (v, s, 8), None), ("nvfp4_dequantize", (v.reshape(2, 16), s), None),
-        ("nvfp4_dequantize", (v, s, 0), None),
-        ("nvfp4_dequantize", (v, s), "ok"), ("nvfp4_dequantize", (v[:16], s[:1]), "ok"),
-        ("nvfp4_dequantize", (v, s[:1], 32), "ok"),
-        ("nvfp4_bytes", (-1,), None), ("nvfp4_bytes", (16, 0), None), ("nvfp4_bytes", (16, -4), None),
-        ("nvfp4_bytes", (0,), "ok"), ("nvfp4_bytes", (16, 1), "ok"), ("nvfp4_bytes", (5, 16), "ok"),
-    ]
-    for name, args, want in cases:
-        target = f"dtypes.{name}"
-        g, r = impl.map(target, [args])[0], ref.map(target, [args])[0]
-        what = call_text(target, args)
-        if want is None:
-            assert isinstance(r, ValueError), f"reference accepted {what}"
-            expect_error(g, ValueError, what)
-        else:  # a valid input: the answer's type and shapes (its values are judged by other tests)
-            assert not isinstance(r, Exception), f"reference: {what}: {r}"
-            if name == "nvfp4_bytes":
-                expect_equal(g if not isinstance(g, Exception) else f"{type(g).__name__}: {g}", r, what)
-            elif name == "nvfp4_quantize":
-                n, bs = args[0].numel(), args[1] if len(args) > 1 else 16
-                _values_scales(g, what, n, n // bs)
-            else:
-                expect_structure(g, r.shape, what, note="a valid input")
+    v, s, ok = f32([1.0] * 32), f32([0.5, 2.0]), "a valid input"
+    check_cases(impl, "dtypes.nvfp4_quantize", [
+        case(x[:47], want=BAD), case(x[:17], want=BAD), case(x, 32, want=BAD), case(x.reshape(3, 16), want=BAD),
+        case(x, 0, want=BAD), case(x, -16, want=BAD), case(x.to(torch.int32), want=BAD),
+        case(x, want=Form((48,), 3, ok)), case(x[:45], 15, want=Form((45,), 3, ok)), case(x, 1, want=Form((48,), 48, ok)),
+        case(x[:32], 32, want=Form((32,), 1, ok)), case(x[:0], want=Form((0,), 0, ok))], ref=ref, compare=has_form)
+    check_cases(impl, "dtypes.nvfp4_dequantize", [
+        case(v[:31], s, want=BAD), case(v, s[:1], want=BAD), case(v, s, 8, want=BAD), case(v.reshape(2, 16), s, want=BAD),
+        case(v, s, 0, want=BAD), case(v, s, want=Form((32,), None, ok)), case(v[:16], s[:1], want=Form((16,), None, ok)),
+        case(v, s[:1], 32, want=Form((32,), None, ok))], ref=ref, compare=has_form)
+    check_cases(impl, "dtypes.nvfp4_bytes", [case(-1, want=BAD), case(16, 0, want=BAD), case(16, -4, want=BAD),
+                                             case(0), case(16, 1), case(5, 16)], ref=ref)

@@ -1,4 +1,4 @@
-"""Problem 3 · flops (hidden): PyTorch's own FLOP counter on real forward/backward passes, and
+"""flops (hidden): PyTorch's own FLOP counter on real forward/backward passes, and
 seeded random cases against the reference.
 
 The oracle is ``torch.utils.flop_counter.FlopCounterMode``: it counts the FLOPs of every matrix
@@ -16,8 +16,8 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from tests.public.test_flops import config
-from tests.seam.checks import call_text, expect_agree, expect_equal, expect_error
+from tests.checks import case, check_cases, expect_equal, raises
+from tests.common.adamw_accounting import config
 
 PARTS = ("attn_proj", "attn_scores", "ffn", "lm_head")
 
@@ -26,6 +26,26 @@ def counted(fn) -> int:
     with FlopCounterMode(display=False) as counter:
         fn()
     return counter.get_total_flops()
+
+
+def torch_matmul_flops(m: int, k: int, n: int) -> int:
+    with torch.device("meta"):
+        return counted(lambda: torch.empty(m, k) @ torch.empty(k, n))
+
+
+def torch_linear_flops(tokens: int, d_in: int, d_out: int) -> dict:
+    """FlopCounterMode on F.linear's forward, and on backward passes that need dX only, dW only, both."""
+    with torch.device("meta"):
+        x, w, dy = torch.empty(tokens, d_in), torch.empty(d_out, d_in), torch.empty(tokens, d_out)
+        forward = counted(lambda: F.linear(x, w))
+        # only X needs a gradient: forward + dX = dY @ W; only W: forward + dW = dYᵀ @ X
+        with_dx = counted(lambda: F.linear(x.requires_grad_(), w).backward(dy))
+        x.requires_grad_(False)
+        with_dw = counted(lambda: F.linear(x, w.requires_grad_()).backward(dy))
+        w.requires_grad_(False)
+        both = counted(lambda: F.linear(x.requires_grad_(), w.requires_grad_()).backward(dy))
+    return {"forward": forward, "backward_input": with_dx - forward, "backward_weight": with_dw - forward,
+            "total": both}
 
 
 class SwiGLUTransformer(nn.Module):
@@ -102,25 +122,23 @@ def torch_forward_flops(cfg, seq_len: int) -> dict:
 
 
 def small_configs(seed: int, n: int):
+    """(config, seq_len) pairs; seq_len may exceed context_length (the notes do)."""
     rng = random.Random(seed)
-    out = []
-    for _ in range(n):
-        heads = rng.randint(1, 6)
-        cfg = config(rng.randint(2, 500), rng.randint(1, 64), rng.randint(1, 3), heads * rng.randint(1, 12),
-                     heads, rng.randint(1, 96))
-        out.append((cfg, rng.randint(1, 80)))  # seq_len may exceed context_length (the notes do)
-    return out
+    return [(config(rng.randint(2, 500), rng.randint(1, 64), rng.randint(1, 3), heads * rng.randint(1, 12), heads,
+                    rng.randint(1, 96)), rng.randint(1, 80)) for heads in (rng.randint(1, 6) for _ in range(n))]
 
 
 def random_configs(seed: int, n: int):
     rng = random.Random(seed)
-    out = []
-    for _ in range(n):
-        heads = rng.randint(1, 128)
-        cfg = config(rng.randint(2, 300_000), rng.choice([1, 128, 2048, 131072]), rng.randint(1, 200),
-                     heads * rng.randint(1, 512), heads, rng.randint(1, 100_000))
-        out.append((cfg, rng.choice([1, 2, 7, 512, 1024, 4096, 16384, 131072, rng.randint(1, 10**6)])))
-    return out
+    return [(config(rng.randint(2, 300_000), rng.choice([1, 128, 2048, 131072]), rng.randint(1, 200),
+                    heads * rng.randint(1, 512), heads, rng.randint(1, 100_000)),
+             rng.choice([1, 2, 7, 512, 1024, 4096, 16384, 131072, rng.randint(1, 10**6)]))
+            for heads in (rng.randint(1, 128) for _ in range(n))]
+
+
+def entry(key: str):
+    """Compare one entry of a dict answer only."""
+    return lambda got, due, what: expect_equal(got[key], due[key], f"{what}[{key!r}]")
 
 
 @pytest.mark.points(1)
@@ -130,12 +148,8 @@ def test_matmul_flops_match_flop_counter(impl):
     calls = [(rng.choice([0, 1, rng.randint(1, 64), rng.randint(1, 20_000)]),
               rng.choice([0, 1, rng.randint(1, 64), rng.randint(1, 20_000)]),
               rng.choice([0, 1, rng.randint(1, 64), rng.randint(1, 20_000)])) for _ in range(80)]
-    got = impl.map("flops.matmul_flops", calls)
-    with torch.device("meta"):
-        for (m, k, n), g in zip(calls, got):
-            want = counted(lambda: torch.empty(m, k) @ torch.empty(k, n))
-            expect_equal(g, want, call_text("flops.matmul_flops", (m, k, n)),
-                         note="oracle: torch.utils.flop_counter.FlopCounterMode")
+    check_cases(impl, "flops.matmul_flops", calls, oracle=torch_matmul_flops,
+                note="oracle: torch.utils.flop_counter.FlopCounterMode")
 
 
 @pytest.mark.points(2)
@@ -144,21 +158,8 @@ def test_linear_flops_match_autograd(impl):
     rng = random.Random(302)
     calls = [(rng.randint(1, 5000), rng.randint(1, 5000), rng.randint(1, 5000)) for _ in range(40)]
     calls += [(1, 1, 1), (100, 256, 512), (3, 1, 4096)]
-    got = impl.map("flops.linear_flops", calls)
-    for (tokens, d_in, d_out), g in zip(calls, got):
-        with torch.device("meta"):
-            x, w, dy = torch.empty(tokens, d_in), torch.empty(d_out, d_in), torch.empty(tokens, d_out)
-            forward = counted(lambda: F.linear(x, w))
-            # only X needs a gradient: forward + dX = dY @ W; only W: forward + dW = dYᵀ @ X
-            with_dx = counted(lambda: F.linear(x.requires_grad_(), w).backward(dy))
-            x.requires_grad_(False)
-            with_dw = counted(lambda: F.linear(x, w.requires_grad_()).backward(dy))
-            w.requires_grad_(False)
-            both = counted(lambda: F.linear(x.requires_grad_(), w.requires_grad_()).backward(dy))
-        want = {"forward": forward, "backward_input": with_dx - forward, "backward_weight": with_dw - forward,
-                "total": both}
-        expect_equal(g, want, call_text("flops.linear_flops", (tokens, d_in, d_out)),
-                     note="oracle: FlopCounterMode on a forward + backward pass of F.linear")
+    check_cases(impl, "flops.linear_flops", calls, oracle=torch_linear_flops,
+                note="oracle: FlopCounterMode on a forward + backward pass of F.linear")
 
 
 @pytest.mark.points(3)
@@ -166,67 +167,56 @@ def test_transformer_forward_matches_real_model(impl):
     """transformer_forward_flops equals FlopCounterMode on a real SwiGLU transformer's forward pass, term by term"""
     cases = small_configs(303, 14)
     cases += [(config(11, 4, 1, 6, 3, 5), 1), (config(50, 8, 2, 16, 1, 40), 33), (config(97, 2, 3, 24, 8, 7), 64)]
-    got = impl.map("flops.transformer_forward_flops", cases)
-    for (cfg, T), g in zip(cases, got):
-        want = torch_forward_flops(cfg, T)
-        expect_equal(g, want, call_text("flops.transformer_forward_flops", (cfg, T)),
-                     note="oracle: FlopCounterMode on a forward pass of a SwiGLU transformer of that shape")
+    check_cases(impl, "flops.transformer_forward_flops", cases, oracle=torch_forward_flops,
+                note="oracle: FlopCounterMode on a forward pass of a SwiGLU transformer of that shape")
 
 
 @pytest.mark.points(2)
 def test_counts_random(impl, ref):
     """matmul_flops, linear_flops and transformer_forward_flops equal the reference exactly on large random shapes"""
     rng = random.Random(304)
-    expect_agree(impl, ref, "flops.matmul_flops",
-          [tuple(rng.randint(0, 10**rng.randint(1, 7)) for _ in range(3)) for _ in range(400)])
-    expect_agree(impl, ref, "flops.linear_flops",
-          [tuple(rng.randint(1, 10**rng.randint(1, 7)) for _ in range(3)) for _ in range(400)])
-    expect_agree(impl, ref, "flops.transformer_forward_flops", random_configs(305, 400))
+    check_cases(impl, "flops.matmul_flops",
+                [tuple(rng.randint(0, 10**rng.randint(1, 7)) for _ in range(3)) for _ in range(400)], ref=ref)
+    check_cases(impl, "flops.linear_flops",
+                [tuple(rng.randint(1, 10**rng.randint(1, 7)) for _ in range(3)) for _ in range(400)], ref=ref)
+    check_cases(impl, "flops.transformer_forward_flops", random_configs(305, 400), ref=ref)
 
 
 @pytest.mark.points(2)
 def test_training_compute_and_time_random(impl, ref):
     """training_flops = 6·N·D and training_seconds equal the reference (rtol 1e-12) on random runs"""
     rng = random.Random(306)
-    calls = []
-    for _ in range(300):
-        n = rng.choice([rng.randint(0, 10**12), 10 ** rng.uniform(5, 13)])
-        d = rng.choice([rng.randint(0, 10**13), 10 ** rng.uniform(6, 14)])
-        calls.append((n, d))
-    expect_agree(impl, ref, "flops.training_flops", calls, rtol=1e-12)
+    calls = [(rng.choice([rng.randint(0, 10**12), 10 ** rng.uniform(5, 13)]),
+              rng.choice([rng.randint(0, 10**13), 10 ** rng.uniform(6, 14)])) for _ in range(300)]
+    check_cases(impl, "flops.training_flops", calls, ref=ref, rtol=1e-12)
     calls = [(10 ** rng.uniform(15, 26), rng.randint(1, 100_000), rng.choice([19.5e12, 312e12, 989e12, 2.25e15]),
               rng.choice([1.0, 0.5, rng.uniform(0.01, 1.0)])) for _ in range(300)]
     calls += [(0.0, 1, 1e12, 0.3), (6.3e24, 1024, 989e12, 0.5), (10**20, 3, 10**15, 1)]
-    expect_agree(impl, ref, "flops.training_seconds", calls, rtol=1e-12)
+    check_cases(impl, "flops.training_seconds", calls, ref=ref, rtol=1e-12)
     # consistency: 6·N·D is the total of linear_flops for a layer of N = d_in·d_out parameters
-    for tokens, d_in, d_out in [(100, 256, 512), (4096, 4096, 11008), (7, 3, 5)]:
-        total = impl.flops.linear_flops(tokens, d_in, d_out)["total"]
-        expect_equal(impl.flops.training_flops(d_in * d_out, tokens), float(total),
-                     f"training_flops({d_in * d_out}, {tokens}) vs linear_flops({tokens}, {d_in}, {d_out})['total']",
-                     rtol=1e-12)
+    layers = [(100, 256, 512), (4096, 4096, 11008), (7, 3, 5)]
+    linear = check_cases(impl, "flops.linear_flops", layers, ref=ref, compare=entry("total"))
+    check_cases(impl, "flops.training_flops", [
+        case(d_in * d_out, tokens, want=float(g["total"]),
+             what=f"training_flops({d_in * d_out}, {tokens}) vs linear_flops({tokens}, {d_in}, {d_out})['total']")
+        for (tokens, d_in, d_out), g in zip(layers, linear)], rtol=1e-12)
 
 
 @pytest.mark.points(1)
 def test_bad_input(impl):
     """negative sizes, bad configs, seq_len 0, no GPUs and an MFU outside (0, 1] raise ValueError; neighbours work"""
-    good = config(100, 16, 2, 32, 4, 64)
-    bad = [("matmul_flops", (-1, 2, 3)), ("matmul_flops", (2, 3, -4)), ("linear_flops", (10, -1, 3)),
-           ("linear_flops", (-5, 2, 2)),
-           ("transformer_forward_flops", (config(100, 16, 2, 30, 4, 64), 16)),
-           ("transformer_forward_flops", (config(100, 16, 0, 32, 4, 64), 16)),
-           ("transformer_forward_flops", (good, 0)), ("transformer_forward_flops", (good, -3)),
-           ("training_flops", (-1.0, 1e9)), ("training_flops", (1e9, float("inf"))),
-           ("training_seconds", (-1.0, 8, 989e12, 0.5)), ("training_seconds", (1e20, 0, 989e12, 0.5)),
-           ("training_seconds", (1e20, 8, 0.0, 0.5)), ("training_seconds", (1e20, 8, 989e12, 0.0)),
-           ("training_seconds", (1e20, 8, 989e12, 1.01))]
-    for name, args in bad:
-        got = impl.map(f"flops.{name}", [args])[0]
-        expect_error(got, ValueError, call_text(f"flops.{name}", args))
-    expect_equal(impl.flops.matmul_flops(0, 2, 3), 0, "matmul_flops(0, 2, 3)")
-    expect_equal(impl.flops.linear_flops(10, 1, 3)["total"], 180, "linear_flops(10, 1, 3)['total']")
-    expect_equal(impl.flops.transformer_forward_flops(good, 1)["lm_head"], 2 * 100 * 32,
-                 "transformer_forward_flops(good, 1)['lm_head']")
-    expect_equal(impl.flops.training_flops(0, 1e9), 0.0, "training_flops(0, 1e9)")
-    expect_equal(impl.flops.training_seconds(1e20, 8, 1e14, 1.0), 1e20 / 8e14,
-                 "training_seconds(1e20, 8, 1e14, 1.0)", rtol=1e-12)
-    expect_equal(impl.flops.training_seconds(0.0, 1, 1e12, 0.3), 0.0, "training_seconds(0.0, 1, 1e12, 0.3)")
+    good, bad = config(100, 16, 2, 32, 4, 64), raises(ValueError)
+    check_cases(impl, "flops.matmul_flops", [case(-1, 2, 3, want=bad), case(2, 3, -4, want=bad), case(0, 2, 3, want=0)])
+    check_cases(impl, "flops.linear_flops", [case(10, -1, 3, want=bad), case(-5, 2, 2, want=bad),
+                                             case(10, 1, 3, want={"total": 180})], compare=entry("total"))
+    check_cases(impl, "flops.transformer_forward_flops",
+                [case(config(100, 16, 2, 30, 4, 64), 16, want=bad), case(config(100, 16, 0, 32, 4, 64), 16, want=bad),
+                 case(good, 0, want=bad), case(good, -3, want=bad), case(good, 1, want={"lm_head": 2 * 100 * 32})],
+                compare=entry("lm_head"))
+    check_cases(impl, "flops.training_flops", [case(-1.0, 1e9, want=bad), case(1e9, float("inf"), want=bad),
+                                               case(0, 1e9, want=0.0)])
+    check_cases(impl, "flops.training_seconds",
+                [case(-1.0, 8, 989e12, 0.5, want=bad), case(1e20, 0, 989e12, 0.5, want=bad),
+                 case(1e20, 8, 0.0, 0.5, want=bad), case(1e20, 8, 989e12, 0.0, want=bad),
+                 case(1e20, 8, 989e12, 1.01, want=bad), case(1e20, 8, 1e14, 1.0, want=1e20 / 8e14),
+                 case(0.0, 1, 1e12, 0.3, want=0.0)], rtol=1e-12)

@@ -1,4 +1,4 @@
-"""Problem 4 · intensity (hidden): matmul intensities against PyTorch's FLOP counter and the bytes of
+"""intensity (hidden): matmul intensities against PyTorch's FLOP counter and the bytes of
 real tensors, roofline edge cases, and seeded random cases against the reference."""
 
 import random
@@ -7,10 +7,29 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from tests.seam.checks import call_text, expect_agree, expect_equal, expect_error
+from tests.checks import call_text, case, check_cases, raises
 
 DTYPES = (torch.float64, torch.float32, torch.bfloat16, torch.float16, torch.float8_e4m3fn)
 HARDWARE = [(989e12, 3.35e12), (312e12, 2.039e12), (19.5e12, 1.555e12), (1979e12, 3.35e12), (2.25e15, 8e12)]
+BAD = raises("ValueError")
+RIDGE_EDGES = [case(i, peak, bw, want=i > peak / bw)
+               for peak, bw in [(1000.0, 4.0), (989e12, 2.0**41), (2**50, 2.0**40), (312e12, 2.0**30)]
+               for i in (peak / bw, peak / bw * (1 + 1e-9), peak / bw * (1 - 1e-9), 0.0, peak / bw * 2, peak / bw / 2)]
+
+EDGES = {  # zero sizes, non-positive hardware numbers, negative counts, no traffic; and valid neighbours
+    "matmul_intensity": [case(0, 4, 4, 2, want=BAD), case(4, -1, 4, 2, want=BAD), case(4, 4, 4, 0, want=BAD),
+                         case(4, 4, 4, -2, want=BAD), case(1, 1, 1, 4, want=2 / 12)],
+    "elementwise_intensity": [case(1, 0, 0, want=BAD), case(-1, 4, 4, want=BAD), case(1, -4, 8, want=BAD),
+                              case(float("nan"), 4, 4, want=BAD), case(0, 4, 4, want=0.0), case(1, 0, 4, want=0.25),
+                              case(1, 4, 0, want=0.25)],
+    "ridge_point": [case(0.0, 3.35e12, want=BAD), case(989e12, 0.0, want=BAD), case(989e12, -1.0, want=BAD),
+                    case(1000.0, 4.0, want=250.0)],
+    "is_compute_bound": [case(-1.0, 989e12, 3.35e12, want=BAD), case(10.0, 989e12, 0.0, want=BAD),
+                         case(0.0, 989e12, 3.35e12, want=False)],
+    "roofline_seconds": [case(-1, 10, 989e12, 3.35e12, want=BAD), case(10, -1, 989e12, 3.35e12, want=BAD),
+                         case(10, 10, 0.0, 3.35e12, want=BAD), case(10, 10, 989e12, float("inf"), want=BAD),
+                         case(0, 0, 989e12, 3.35e12, want=0.0), case(10, 0, 10.0, 1.0, want=1.0)],
+}
 
 
 def torch_matmul_traffic(b: int, d: int, f: int, dtype: torch.dtype) -> tuple[int, int]:
@@ -27,93 +46,73 @@ def random_shapes(rng: random.Random, n: int):
     return [tuple(rng.choice([1, rng.randint(1, 64), rng.randint(1, 100_000)]) for _ in range(3)) for _ in range(n)]
 
 
+def matmul_cases(rng: random.Random, shapes, hardware: bool = False) -> list:
+    """Real matmuls of a random dtype (and hardware): matmul_intensity = FLOPs / bytes, or
+    roofline_seconds = max(FLOPs / peak, bytes / bandwidth), from PyTorch's counts."""
+    cases = []
+    for b, d, f in shapes:
+        dt = rng.choice(DTYPES)
+        flops, nbytes = torch_matmul_traffic(b, d, f, dt)
+        if hardware:
+            peak, bw = rng.choice(HARDWARE)
+            args, want, target = (flops, nbytes, peak, bw), max(flops / peak, nbytes / bw), "roofline_seconds"
+        else:
+            args, want, target = (b, d, f, torch.empty((), dtype=dt).element_size()), flops / nbytes, "matmul_intensity"
+        cases.append(case(*args, want=want, what=f"{call_text(f'intensity.{target}', args)} [({b}×{d}) @ ({d}×{f}) {dt}]"))
+    return cases
+
+
 @pytest.mark.points(2)
 def test_matmul_intensity_matches_torch(impl):
     """matmul_intensity equals FlopCounterMode FLOPs / bytes of real X, W, Y tensors (rtol 1e-12), 5 dtypes"""
     rng = random.Random(401)
-    cases = []
-    for b, d, f in random_shapes(rng, 60) + [(64, 64, 64), (1, 4096, 4096), (4096, 1, 1)]:
-        dtype = rng.choice(DTYPES)
-        cases.append((b, d, f, dtype))
-    got = impl.map("intensity.matmul_intensity", [(b, d, f, torch.empty((), dtype=dt).element_size())
-                                                  for b, d, f, dt in cases])
-    for (b, d, f, dt), g in zip(cases, got):
-        flops, nbytes = torch_matmul_traffic(b, d, f, dt)
-        args = (b, d, f, torch.empty((), dtype=dt).element_size())
-        expect_equal(g, flops / nbytes, call_text("intensity.matmul_intensity", args), rtol=1e-12,
-                     note=f"oracle: FlopCounterMode / (X.nbytes + W.nbytes + Y.nbytes) for {dt}")
+    cases = matmul_cases(rng, random_shapes(rng, 60) + [(64, 64, 64), (1, 4096, 4096), (4096, 1, 1)])
+    check_cases(impl, "intensity.matmul_intensity", cases, rtol=1e-12,
+                note="oracle: FlopCounterMode / (X.nbytes + W.nbytes + Y.nbytes) for the matmul in brackets")
 
 
 @pytest.mark.points(2)
 def test_intensities_random(impl, ref):
     """matmul_intensity, elementwise_intensity and ridge_point equal the reference on random inputs (rtol 1e-12)"""
     rng = random.Random(402)
-    expect_agree(impl, ref, "intensity.matmul_intensity",
-          [(*s, rng.choice([1, 2, 4, 8, 0.5, rng.uniform(0.1, 16)])) for s in random_shapes(rng, 400)], rtol=1e-12)
+    check_cases(impl, "intensity.matmul_intensity",
+                [(*s, rng.choice([1, 2, 4, 8, 0.5, rng.uniform(0.1, 16)])) for s in random_shapes(rng, 400)],
+                ref=ref, rtol=1e-12)
     calls = [(rng.choice([0, 1, 2, rng.randint(0, 100), rng.uniform(0, 100)]),
               rng.choice([0, 1, 2, 4, 8, rng.uniform(0, 64)]), rng.choice([0, 1, 2, 4, 8, rng.uniform(0, 64)]))
              for _ in range(400)]
-    expect_agree(impl, ref, "intensity.elementwise_intensity", [c for c in calls if c[1] + c[2] > 0], rtol=1e-12)
-    expect_agree(impl, ref, "intensity.ridge_point",
-          [(10 ** rng.uniform(9, 16), 10 ** rng.uniform(9, 14)) for _ in range(200)] + HARDWARE, rtol=1e-12)
+    check_cases(impl, "intensity.elementwise_intensity", [c for c in calls if c[1] + c[2] > 0], ref=ref, rtol=1e-12)
+    check_cases(impl, "intensity.ridge_point",
+                [(10 ** rng.uniform(9, 16), 10 ** rng.uniform(9, 14)) for _ in range(200)] + HARDWARE,
+                ref=ref, rtol=1e-12)
 
 
 @pytest.mark.points(1)
 def test_compute_bound_edges(impl, ref):
     """is_compute_bound: strictly above the ridge point is compute-bound, at or below it is not"""
-    # Exactly representable ridges (powers-of-two bandwidths): intensity > peak/bw and
-    # intensity·bw > peak give the same verdict, so any correct formulation agrees.
-    calls = []
-    for peak, bw in [(1000.0, 4.0), (989e12, 2.0**41), (2**50, 2.0**40), (312e12, 2.0**30)]:
-        ridge = peak / bw
-        calls += [(ridge, peak, bw), (ridge * (1 + 1e-9), peak, bw), (ridge * (1 - 1e-9), peak, bw),
-                  (0.0, peak, bw), (ridge * 2, peak, bw), (ridge / 2, peak, bw)]
-    want = [i > p / b for i, p, b in calls]
-    got = impl.map("intensity.is_compute_bound", calls)
-    for args, g, w in zip(calls, got, want):
-        expect_equal(g, w, call_text("intensity.is_compute_bound", args))
+    # At, just above and below, and far from exactly representable ridges (powers-of-two bandwidths):
+    # intensity > peak/bw and intensity·bw > peak give the same verdict, so any correct formulation agrees.
+    check_cases(impl, "intensity.is_compute_bound", RIDGE_EDGES)
     rng = random.Random(403)
-    calls = []
-    for _ in range(300):
-        peak, bw = rng.choice(HARDWARE)
-        calls.append((peak / bw * rng.choice([rng.uniform(0.01, 0.999), rng.uniform(1.001, 100)]), peak, bw))
-    expect_agree(impl, ref, "intensity.is_compute_bound", calls)
+    calls = [(peak / bw * rng.choice([rng.uniform(0.01, 0.999), rng.uniform(1.001, 100)]), peak, bw)
+             for peak, bw in (rng.choice(HARDWARE) for _ in range(300))]
+    check_cases(impl, "intensity.is_compute_bound", calls, ref=ref)
 
 
 @pytest.mark.points(1)
 def test_roofline_seconds(impl, ref):
     """roofline_seconds is the larger of compute time and traffic time: real matmuls, and random cases vs the reference"""
     rng = random.Random(404)
-    for b, d, f in random_shapes(rng, 30):
-        dt = rng.choice(DTYPES)
-        peak, bw = rng.choice(HARDWARE)
-        flops, nbytes = torch_matmul_traffic(b, d, f, dt)
-        expect_equal(impl.intensity.roofline_seconds(flops, nbytes, peak, bw), max(flops / peak, nbytes / bw),
-                     call_text("intensity.roofline_seconds", (flops, nbytes, peak, bw)), rtol=1e-12,
-                     note=f"a ({b}×{d}) @ ({d}×{f}) {dt} matmul: max(FLOPs / peak, bytes / bandwidth)")
+    check_cases(impl, "intensity.roofline_seconds", matmul_cases(rng, random_shapes(rng, 30), hardware=True),
+                rtol=1e-12, note="the matmul in brackets: max(FLOPs / peak, bytes / bandwidth)")
     calls = [(rng.choice([0, rng.randint(0, 10**18), 10 ** rng.uniform(0, 20)]),
               rng.choice([0, rng.randint(0, 10**15), 10 ** rng.uniform(0, 16)]), *rng.choice(HARDWARE))
              for _ in range(400)]
-    expect_agree(impl, ref, "intensity.roofline_seconds", calls, rtol=1e-12)
+    check_cases(impl, "intensity.roofline_seconds", calls, ref=ref, rtol=1e-12)
 
 
 @pytest.mark.points(1)
 def test_bad_input(impl):
     """zero sizes, non-positive hardware numbers, negative counts and no traffic raise ValueError; neighbours work"""
-    bad = [("matmul_intensity", (0, 4, 4, 2)), ("matmul_intensity", (4, -1, 4, 2)), ("matmul_intensity", (4, 4, 4, 0)),
-           ("matmul_intensity", (4, 4, 4, -2)), ("elementwise_intensity", (1, 0, 0)),
-           ("elementwise_intensity", (-1, 4, 4)), ("elementwise_intensity", (1, -4, 8)),
-           ("elementwise_intensity", (float("nan"), 4, 4)),
-           ("ridge_point", (0.0, 3.35e12)), ("ridge_point", (989e12, 0.0)), ("ridge_point", (989e12, -1.0)),
-           ("is_compute_bound", (-1.0, 989e12, 3.35e12)), ("is_compute_bound", (10.0, 989e12, 0.0)),
-           ("roofline_seconds", (-1, 10, 989e12, 3.35e12)), ("roofline_seconds", (10, -1, 989e12, 3.35e12)),
-           ("roofline_seconds", (10, 10, 0.0, 3.35e12)), ("roofline_seconds", (10, 10, 989e12, float("inf")))]
-    for name, args in bad:
-        got = impl.map(f"intensity.{name}", [args])[0]
-        expect_error(got, ValueError, call_text(f"intensity.{name}", args))
-    good = [("matmul_intensity", (1, 1, 1, 4), 2 / 12), ("elementwise_intensity", (0, 4, 4), 0.0),
-            ("elementwise_intensity", (1, 0, 4), 0.25), ("elementwise_intensity", (1, 4, 0), 0.25),
-            ("ridge_point", (1000.0, 4.0), 250.0), ("is_compute_bound", (0.0, 989e12, 3.35e12), False),
-            ("roofline_seconds", (0, 0, 989e12, 3.35e12), 0.0), ("roofline_seconds", (10, 0, 10.0, 1.0), 1.0)]
-    for name, args, want in good:
-        expect_equal(impl.call(f"intensity.{name}", *args), want, call_text(f"intensity.{name}", args), rtol=1e-12)
+    for name, cases in EDGES.items():
+        check_cases(impl, f"intensity.{name}", cases, rtol=1e-12)

@@ -1,4 +1,4 @@
-"""Problem 5 · memory (hidden): the ledger against the bytes of real tensors (allocated on the meta
+"""memory (hidden): the ledger against the bytes of real tensors (allocated on the meta
 device: real shapes and dtypes, no memory), ZeRO sharding against real shards of a flat buffer,
 Korthikanti et al.'s activations against an itemised list of the tensors a block keeps, and seeded
 random cases against the reference."""
@@ -8,8 +8,8 @@ import random
 import pytest
 import torch
 
-from tests.public.test_memory import BF16_MIXED_ADAMW, BF16_MIXED_ADAMW_BF16_GRADS, FP32_ADAMW
-from tests.seam.checks import call_text, expect_agree, expect_equal, expect_error
+from tests.checks import case, check_cases, raises
+from tests.common.memory import BF16_MIXED_ADAMW, BF16_MIXED_ADAMW_BF16_GRADS, FP32_ADAMW
 
 KINDS = ("params", "grads", "optimizer")
 DTYPE_OF_SIZE = {1: torch.uint8, 2: torch.bfloat16, 4: torch.float32, 8: torch.float64}
@@ -76,13 +76,11 @@ def test_model_state_matches_real_tensors(impl):
     rng = random.Random(501)
     cases = [(n, recipe, dp, 0) for n, recipe, dp, _ in random_cases(rng, 60)]
     cases += [(6_700_000_000, BF16_MIXED_ADAMW, 1, 0), (124_000_000, FP32_ADAMW, 8, 0)]
-    got = impl.map("memory.model_state_bytes", cases)
-    for args, g in zip(cases, got):
-        expect_equal(g, expected_state(*args), call_text("memory.model_state_bytes", args),
-                     note="oracle: .nbytes of one meta tensor of n_params elements per recipe entry")
-    for recipe in [FP32_ADAMW, BF16_MIXED_ADAMW] + [random_recipe(rng) for _ in range(20)]:
-        want = sum(real_bytes_by_kind(1, recipe).values())
-        expect_equal(impl.memory.bytes_per_param(recipe), want, call_text("memory.bytes_per_param", (recipe,)))
+    check_cases(impl, "memory.model_state_bytes", cases, oracle=expected_state,
+                note="oracle: .nbytes of one meta tensor of n_params elements per recipe entry")
+    recipes = [FP32_ADAMW, BF16_MIXED_ADAMW] + [random_recipe(rng) for _ in range(20)]
+    check_cases(impl, "memory.bytes_per_param", [(r,) for r in recipes],
+                oracle=lambda recipe: sum(real_bytes_by_kind(1, recipe).values()))
 
 
 @pytest.mark.points(2)
@@ -94,66 +92,56 @@ def test_zero_sharding(impl):
     cases += [(1_000_003, BF16_MIXED_ADAMW, 7, s) for s in (1, 2, 3)]
     cases += [(3, FP32_ADAMW, 100, s) for s in (1, 2, 3)] + [(10**9 + 1, FP32_ADAMW, 1, 3)]
     cases += [(6_700_000_000, BF16_MIXED_ADAMW_BF16_GRADS, 8, s) for s in (1, 2, 3)]
-    got = impl.map("memory.model_state_bytes", cases)
-    for args, g in zip(cases, got):
-        expect_equal(g, expected_state(*args), call_text("memory.model_state_bytes", args),
-                     note="oracle: full bytes per kind from real tensors; sharded kinds split with torch.chunk")
+    check_cases(impl, "memory.model_state_bytes", cases, oracle=expected_state,
+                note="oracle: full bytes per kind from real tensors; sharded kinds split with torch.chunk")
 
 
 @pytest.mark.points(2)
 def test_megatron_matches_itemised_ledger(impl):
     """megatron_activation_bytes equals the bytes of the tensors a GPT block keeps (Korthikanti et al.), with and without the s×s matrices"""
     rng = random.Random(503)
-    cases = []
-    for _ in range(40):
-        a = rng.randint(1, 64)
-        cases.append((rng.randint(1, 8192), rng.randint(1, 16), a * rng.randint(1, 256), a, rng.randint(1, 96),
-                      rng.random() < 0.5))
+    cases = [(rng.randint(1, 8192), rng.randint(1, 16), a * rng.randint(1, 256), a, rng.randint(1, 96),
+              rng.random() < 0.5) for a in (rng.randint(1, 64) for _ in range(40))]
     cases += [(4096, 1, 4096, 32, 32, True), (4096, 1, 4096, 32, 32, False), (1, 1, 1, 1, 1, True)]
-    got = impl.map("memory.megatron_activation_bytes", cases)
-    for args, g in zip(cases, got):
-        expect_equal(g, korthikanti_ledger(*args), call_text("memory.megatron_activation_bytes", args),
-                     note="oracle: sum of .nbytes of the kept tensors (bf16 activations, uint8 dropout masks)")
+    check_cases(impl, "memory.megatron_activation_bytes", cases, oracle=korthikanti_ledger,
+                note="oracle: sum of .nbytes of the kept tensors (bf16 activations, uint8 dropout masks)")
 
 
 @pytest.mark.points(2)
 def test_random_against_reference(impl, ref):
     """every memory function equals the reference on random inputs (exact ints; floats rtol 1e-12)"""
     rng = random.Random(504)
-    expect_agree(impl, ref, "memory.bytes_per_param", [(random_recipe(rng, sizes=range(1, 33)),) for _ in range(200)])
+    check_cases(impl, "memory.bytes_per_param", [(random_recipe(rng, sizes=range(1, 33)),) for _ in range(200)],
+                ref=ref)
     cases = [(n, random_recipe(rng, sizes=range(1, 33)) if rng.random() < 0.3 else recipe, dp, stage)
              for n, recipe, dp, stage in random_cases(rng, 400)]
-    expect_agree(impl, ref, "memory.model_state_bytes", cases)
-    expect_agree(impl, ref, "memory.max_trainable_params",
-          [(rng.choice([rng.randint(1, 10**14), 10 ** rng.uniform(9, 15)]), rng.choice([2, 4, 6, 16, 18, 20, 12.5]))
-           for _ in range(200)], rtol=1e-12)
-    calls = []
-    for _ in range(300):  # large shapes too: the result must be exact, beyond float precision
-        a = rng.randint(1, 128)
-        calls.append((rng.randint(1, 10**6), rng.randint(1, 4096), a * rng.randint(1, 1024), a, rng.randint(1, 200),
-                      rng.random() < 0.5))
-    expect_agree(impl, ref, "memory.megatron_activation_bytes", calls)
+    check_cases(impl, "memory.model_state_bytes", cases, ref=ref)
+    check_cases(impl, "memory.max_trainable_params",
+                [(rng.choice([rng.randint(1, 10**14), 10 ** rng.uniform(9, 15)]),
+                  rng.choice([2, 4, 6, 16, 18, 20, 12.5])) for _ in range(200)], ref=ref, rtol=1e-12)
+    # large shapes too: the result must be exact, beyond float precision
+    check_cases(impl, "memory.megatron_activation_bytes",
+                [(rng.randint(1, 10**6), rng.randint(1, 4096), a * rng.randint(1, 1024), a, rng.randint(1, 200),
+                  rng.random() < 0.5) for a in (rng.randint(1, 128) for _ in range(300))], ref=ref)
 
 
 @pytest.mark.points(1)
 def test_bad_input(impl):
     """bad recipes, negative sizes, 0 ranks, ZeRO stage 4 and heads not dividing hidden raise ValueError; neighbours work"""
-    bad = [("bytes_per_param", ([],)), ("bytes_per_param", ([("m", 4, "moments")],)),
-           ("bytes_per_param", ([("w", 0, "params")],)), ("bytes_per_param", ([("w", -2, "params")],)),
-           ("model_state_bytes", (-1, FP32_ADAMW)), ("model_state_bytes", (10, FP32_ADAMW, 0, 1)),
-           ("model_state_bytes", (10, FP32_ADAMW, 2, 4)), ("model_state_bytes", (10, FP32_ADAMW, 2, -1)),
-           ("model_state_bytes", (10, [("m", 4, "adam")], 2, 1)),
-           ("max_trainable_params", (0.0, 16)), ("max_trainable_params", (80e9, 0)),
-           ("max_trainable_params", (-80e9, 16)), ("max_trainable_params", (float("inf"), 16)),
-           ("megatron_activation_bytes", (0, 1, 4096, 32, 32)), ("megatron_activation_bytes", (4096, 1, 4096, 30, 32)),
-           ("megatron_activation_bytes", (4096, 0, 4096, 32, 32)), ("megatron_activation_bytes", (4096, 1, 4096, 32, 0))]
-    for name, args in bad:
-        got = impl.map(f"memory.{name}", [args])[0]
-        expect_error(got, ValueError, call_text(f"memory.{name}", args))
-    good = [("bytes_per_param", ([("w", 1, "params")],), 1),
-            ("model_state_bytes", (0, FP32_ADAMW, 4, 3), {"params": 0, "grads": 0, "optimizer": 0, "total": 0}),
-            ("model_state_bytes", (10, [("w", 4, "params")], 3, 3), {"params": 14, "grads": 0, "optimizer": 0, "total": 14}),
-            ("max_trainable_params", (80e9, 16), 5e9),
-            ("megatron_activation_bytes", (1, 1, 3, 3, 1), 34 * 3 + 5 * 3)]
-    for name, args, want in good:
-        expect_equal(impl.call(f"memory.{name}", *args), want, call_text(f"memory.{name}", args), rtol=1e-12)
+    bad = raises(ValueError)
+    check_cases(impl, "memory.bytes_per_param",
+                [case([], want=bad), case([("m", 4, "moments")], want=bad), case([("w", 0, "params")], want=bad),
+                 case([("w", -2, "params")], want=bad), case([("w", 1, "params")], want=1)])
+    check_cases(impl, "memory.model_state_bytes",
+                [case(-1, FP32_ADAMW, want=bad), case(10, FP32_ADAMW, 0, 1, want=bad),
+                 case(10, FP32_ADAMW, 2, 4, want=bad), case(10, FP32_ADAMW, 2, -1, want=bad),
+                 case(10, [("m", 4, "adam")], 2, 1, want=bad),
+                 case(0, FP32_ADAMW, 4, 3, want={"params": 0, "grads": 0, "optimizer": 0, "total": 0}),
+                 case(10, [("w", 4, "params")], 3, 3, want={"params": 14, "grads": 0, "optimizer": 0, "total": 14})])
+    check_cases(impl, "memory.max_trainable_params",
+                [case(0.0, 16, want=bad), case(80e9, 0, want=bad), case(-80e9, 16, want=bad),
+                 case(float("inf"), 16, want=bad), case(80e9, 16, want=5e9)], rtol=1e-12)
+    check_cases(impl, "memory.megatron_activation_bytes",
+                [case(0, 1, 4096, 32, 32, want=bad), case(4096, 1, 4096, 30, 32, want=bad),
+                 case(4096, 0, 4096, 32, 32, want=bad), case(4096, 1, 4096, 32, 0, want=bad),
+                 case(1, 1, 3, 3, 1, want=34 * 3 + 5 * 3)])

@@ -1,15 +1,16 @@
-"""Problem 7 · modules (hidden): Linear's forward against x @ w computed here, its initialisation
+"""modules (hidden): Linear's forward against x @ w computed here, its initialisation
 against the truncated normal's exact moments (sound statistical bounds), Cruncher against the
 chained products of its own weights, and the counting functions against real torch modules."""
 
 import math
 import random
+from functools import reduce
 
 import pytest
 import torch
 
-from tests.seam.checks import expect_equal, fail, expect_result
-from tests.seam.probes.modules import TORCH_MODULE_KINDS, build_torch_module
+from tests.checks import case, check_cases, expect_equal, fail, raises
+from seam.probes.modules import TORCH_MODULE_KINDS, build_torch_module
 
 
 def close(got, expected: torch.Tensor, what: str, rtol: float, atol: float):
@@ -32,44 +33,47 @@ F32 = dict(rtol=1e-4, atol=1e-4)
 F64 = dict(rtol=1e-10, atol=1e-10)
 
 
+
 def matmul64(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """a @ b in float64, as a broadcast product and sum (no BLAS: the oracle is independent of it)."""
     return (a.double()[..., :, None] * b.double()).sum(-2)
 
 
+def forward_cases(seed: int, n: int):
+    rng, gen = random.Random(seed), torch.Generator().manual_seed(seed)
+    for i in range(n):
+        d_in, d_out, dtype = rng.randint(1, 96), rng.randint(1, 40), torch.float64 if i % 5 == 0 else torch.float32
+        w = torch.randn(d_in, d_out, generator=gen, dtype=torch.float64).to(dtype)
+        leads = [(), (rng.randint(1, 6),), (rng.randint(1, 3), rng.randint(1, 4)), (2, 1, rng.randint(1, 3)), (0,)]
+        xs = [torch.randn(*lead, d_in, generator=gen, dtype=torch.float64).to(dtype) for lead in leads]
+        yield case(weight=w, xs=xs, what=f"Linear({d_in}, {d_out}, dtype={dtype})", want={
+            "xs": xs, "ys": [matmul64(x, w).to(dtype) for x in xs],
+            # gradient flows into the weight: d(sum(x @ w))/dw = (sum of x rows) outer ones
+            "grad": xs[0].double().reshape(-1, d_in).sum(0)[:, None].expand(d_in, d_out).to(dtype)})
+
+
 @pytest.mark.points(2)
 def test_linear_forward_random(impl):
     """Linear.forward equals x @ weight (computed here) for random weights, dtypes and leading dims"""
-    rng = random.Random(71)
-    gen = torch.Generator().manual_seed(71)
-    for case in range(20):
-        d_in, d_out = rng.randint(1, 96), rng.randint(1, 40)
-        dtype = torch.float64 if case % 5 == 0 else torch.float32
-        w = torch.randn(d_in, d_out, generator=gen, dtype=torch.float64).to(dtype)
-        leads = [(), (rng.randint(1, 6),), (rng.randint(1, 3), rng.randint(1, 4)),
-                 (2, 1, rng.randint(1, 3)), (0,)]
-        xs = [torch.randn(*lead, d_in, generator=gen, dtype=torch.float64).to(dtype) for lead in leads]
-        got = impl.probes.linear_forward(w, xs)
-        what = f"Linear({d_in}, {d_out}, dtype={dtype})"
-        expect_equal(got["weight_shape"], (d_in, d_out), f"{what}.weight.shape")
-        tol = F32 if dtype == torch.float32 else F64
-        for x, y in zip(xs, got["ys"]):
-            expected = matmul64(x, w).to(dtype)
+    def compare(got: dict, due: dict, what: str):
+        expect_equal(got["weight_shape"], tuple(due["grad"].shape), f"{what}.weight.shape")
+        tol = F32 if due["grad"].dtype == torch.float32 else F64
+        for x, y, expected in zip(due["xs"], got["ys"], due["ys"]):
             close(y, expected, f"{what} forward on x of shape {tuple(x.shape)} (expected x @ weight)", **tol)
-        # gradient flows into the weight: d(sum(x @ w))/dw = (sum of x rows) outer ones
-        expected_grad = xs[0].double().reshape(-1, d_in).sum(0)[:, None].expand(d_in, d_out).to(dtype)
-        close(got["grad"], expected_grad, f"{what}: weight.grad after forward(x).sum().backward()", **tol)
+        close(got["grad"], due["grad"], f"{what}: weight.grad after forward(x).sum().backward()", **tol)
+    check_cases(impl, "probes.linear_forward", forward_cases(71, 20), compare=compare)
 
 
 @pytest.mark.points(1)
 def test_linear_structure(impl):
     """Linear holds exactly one nn.Parameter `weight` of shape (input_dim, output_dim): no bias, no buffers"""
-    for d_in, d_out in [(5, 7), (1, 1), (64, 3), (3, 64)]:
-        got = impl.probes.linear_structure(d_in, d_out)
-        expect_equal(got["params"], [("weight", (d_in, d_out), torch.float32, "cpu", True)],
-                     f"Linear({d_in}, {d_out}).named_parameters(): (name, shape, dtype, device, requires_grad)")
-        expect_equal(got["weight_is_parameter"], True, f"isinstance(Linear({d_in}, {d_out}).weight, nn.Parameter)")
-        expect_equal(got["buffers"], [], f"Linear({d_in}, {d_out}).named_buffers()")
+    def compare(got: dict, params: list, what: str):
+        expect_equal(got["params"], params, f"{what}.named_parameters(): (name, shape, dtype, device, requires_grad)")
+        expect_equal(got["weight_is_parameter"], True, f"isinstance({what}.weight, nn.Parameter)")
+        expect_equal(got["buffers"], [], f"{what}.named_buffers()")
+    check_cases(impl, "probes.linear_structure", [
+        case(input_dim=d_in, output_dim=d_out, want=[("weight", (d_in, d_out), torch.float32, "cpu", True)],
+             what=f"Linear({d_in}, {d_out})") for d_in, d_out in [(5, 7), (1, 1), (64, 3), (3, 64)]], compare=compare)
 
 
 @pytest.mark.points(1)
@@ -78,13 +82,13 @@ def test_linear_does_not_use_torch_linear(impl):
     # The probe counts calls of the linear kernel through a TorchFunctionMode: F.linear, an alias
     # of it bound at import time, torch._C._nn.linear and torch.ops.aten.linear all dispatch
     # through it; an nn.Linear submodule is caught by isinstance over .modules().
-    w = torch.randn(6, 4)
-    got = impl.probes.linear_forward(w, [torch.randn(3, 6), torch.randn(2, 2, 6)])
-    expect_equal(got["nn_linear_submodules"], 0, "torch.nn.Linear submodules inside Linear(6, 4)")
-    expect_equal(got["linear_calls"], 0, "calls of torch.nn.functional.linear during Linear(6, 4).forward")
-    run = impl.probes.cruncher_run(6, 2, 0, [torch.randn(3, 6)])
-    expect_equal(run["nn_linear_submodules"], 0, "torch.nn.Linear submodules inside Cruncher(6, 2)")
-    expect_equal(run["linear_calls"], 0, "calls of torch.nn.functional.linear during Cruncher(6, 2).forward")
+    def compare(got: dict, count: int, what: str):
+        expect_equal(got["nn_linear_submodules"], count, f"torch.nn.Linear submodules inside {what}")
+        expect_equal(got["linear_calls"], count, f"calls of torch.nn.functional.linear during {what}.forward")
+    check_cases(impl, "probes.linear_forward", [case(weight=torch.randn(6, 4), want=0, what="Linear(6, 4)",
+                                                     xs=[torch.randn(3, 6), torch.randn(2, 2, 6)])], compare=compare)
+    check_cases(impl, "probes.cruncher_run", [case(dim=6, num_layers=2, seed=0, xs=[torch.randn(3, 6)], want=0,
+                                                   what="Cruncher(6, 2)")], compare=compare)
 
 
 # ---- initialisation statistics ----------------------------------------------------------------
@@ -123,15 +127,14 @@ def bernstein_halfwidth(n: int, var: float, b: float, delta: float = DELTA) -> f
 def test_linear_init_statistics(impl, ref):
     """Linear's weights are N(0, 1/input_dim) truncated at ±3 std: mean, variance and range over 2^20 draws"""
     # The reference is exactly torch's trunc_normal_ with sigma = 1/sqrt(d_in), a/b = ∓3 sigma.
-    for d_in, d_out, seed in [(7, 5, 3), (256, 9, 4)]:
+    def trunc_normal(input_dim: int, output_dim: int, seed: int) -> torch.Tensor:
         torch.manual_seed(seed)
-        sigma = 1 / math.sqrt(d_in)
-        oracle = torch.nn.init.trunc_normal_(torch.empty(d_in, d_out), std=sigma, a=-3 * sigma, b=3 * sigma)
-        assert torch.equal(ref.probes.linear_weight(d_in, d_out, seed), oracle), "reference != trunc_normal_"
-    for d_in, d_out, seed in [(1024, 1024, 11), (4096, 256, 12), (64, 16384, 13)]:
-        s = impl.probes.linear_init_stats(d_in, d_out, seed)
-        what = f"Linear({d_in}, {d_out}).weight"
-        n = d_in * d_out
+        sigma = 1 / math.sqrt(input_dim)
+        return torch.nn.init.trunc_normal_(torch.empty(input_dim, output_dim), std=sigma, a=-3 * sigma, b=3 * sigma)
+    check_cases(ref, "probes.linear_weight", [case(input_dim=d_in, output_dim=d_out, seed=seed) for d_in, d_out, seed
+                                              in [(7, 5, 3), (256, 9, 4)]], ref=ref, oracle=trunc_normal)
+    def within_bounds(s: dict, shape: tuple, what: str):
+        d_in, n = shape[0], shape[0] * shape[1]
         expect_equal(s["n"], n, f"{what}.numel()")
         expect_equal(s["dtype"], torch.float32, f"{what}.dtype")
         sigma = 1 / math.sqrt(d_in)
@@ -148,42 +151,46 @@ def test_linear_init_statistics(impl, ref):
                  f"allowed ±{t2:.4f} (false-alarm rate < 1e-7)")
         if not s["max_abs"] <= 3 * sigma * (1 + 1e-6):
             fail(f"{what}: max |w| / sigma", s["max_abs"] / sigma, 3.0, "no value may lie beyond 3 sigma")
+    check_cases(impl, "probes.linear_init_stats", [
+        case(input_dim=d_in, output_dim=d_out, seed=seed, want=(d_in, d_out), what=f"Linear({d_in}, {d_out}).weight")
+        for d_in, d_out, seed in [(1024, 1024, 11), (4096, 256, 12), (64, 16384, 13)]], compare=within_bounds)
 
 
 @pytest.mark.points(1)
 def test_linear_dtype_argument(impl):
     """Linear(..., dtype=...) creates the weight in that dtype and forward keeps it; device='cpu' is accepted"""
-    for dtype in (torch.float64, torch.bfloat16, torch.float16, torch.float32):
-        got = impl.probes.linear_structure(6, 3, dtype, "cpu")
-        expect_equal(got["params"], [("weight", (6, 3), dtype, "cpu", True)],
-                     f"Linear(6, 3, dtype={dtype}, device='cpu').named_parameters()")
-    w = torch.randn(6, 3, dtype=torch.float64)
-    x = torch.randn(4, 6, dtype=torch.float64)
-    y = impl.probes.linear_forward(w, [x])["ys"][0]
-    close(y, matmul64(x, w), "Linear(6, 3, dtype=torch.float64) forward", **F64)
+    check_cases(impl, "probes.linear_structure", [
+        case(input_dim=6, output_dim=3, dtype=dtype, device="cpu", want=[("weight", (6, 3), dtype, "cpu", True)],
+             what=f"Linear(6, 3, dtype={dtype}, device='cpu').named_parameters()")
+        for dtype in (torch.float64, torch.bfloat16, torch.float16, torch.float32)],
+        compare=lambda got, params, what: expect_equal(got["params"], params, what))
+    w, x = torch.randn(6, 3, dtype=torch.float64), torch.randn(4, 6, dtype=torch.float64)
+    check_cases(impl, "probes.linear_forward", [case(weight=w, xs=[x], want=matmul64(x, w),
+                                                     what="Linear(6, 3, dtype=torch.float64) forward")],
+                compare=lambda got, y, what: close(got["ys"][0], y, what, **F64))
 
 
 # ---- Cruncher -----------------------------------------------------------------------------------
 
+def cruncher_cases(seed: int):
+    rng, gen = random.Random(seed), torch.Generator().manual_seed(seed)
+    for dim, layers in [(1, 0), (3, 1), (16, 3), (64, 2), (7, 5), (5, 0), (32, 4)]:
+        xs = [torch.randn(*lead, dim, generator=gen) for lead in [(), (rng.randint(1, 5),), (2, rng.randint(1, 4))]]
+        yield case(dim=dim, num_layers=layers, seed=rng.randint(0, 10**6), xs=xs, what=f"Cruncher({dim}, {layers})",
+                   want={"names": [f"layers.{i}.weight" for i in range(layers)] + ["final.weight"],
+                         "shapes": [(dim, dim)] * layers + [(dim, 1)], "xs": xs})  # outputs: from its own weights
+
+
 @pytest.mark.points(2)
 def test_cruncher_random(impl):
     """Cruncher(dim, num_layers): layers.i.weight (dim, dim) then final.weight (dim, 1); output = chained x @ W, shape x.shape[:-1]"""
-    rng = random.Random(72)
-    gen = torch.Generator().manual_seed(72)
-    for dim, layers in [(1, 0), (3, 1), (16, 3), (64, 2), (7, 5), (5, 0), (32, 4)]:
-        xs = [torch.randn(*lead, dim, generator=gen) for lead in [(), (rng.randint(1, 5),), (2, rng.randint(1, 4))]]
-        run = impl.probes.cruncher_run(dim, layers, rng.randint(0, 10**6), xs)
-        what = f"Cruncher({dim}, {layers})"
-        names = [f"layers.{i}.weight" for i in range(layers)] + ["final.weight"]
-        expect_equal(run["names"], names, f"{what}.named_parameters() names")
-        shapes = [tuple(w.shape) for w in run["weights"]]
-        expect_equal(shapes, [(dim, dim)] * layers + [(dim, 1)], f"{what} parameter shapes")
-        for x, y in zip(xs, run["outs"]):
-            h = x.double()
-            for w in run["weights"]:
-                h = matmul64(h, w)
-            close(y, h.squeeze(-1).float(), f"{what}(x) for x of shape {tuple(x.shape)} "
-                  "(expected x @ W_0 @ ... @ W_final, squeezed)", **F32)
+    def compare(run: dict, due: dict, what: str):
+        expect_equal(run["names"], due["names"], f"{what}.named_parameters() names")
+        expect_equal([tuple(w.shape) for w in run["weights"]], due["shapes"], f"{what} parameter shapes")
+        for x, y in zip(due["xs"], run["outs"]):
+            close(y, reduce(matmul64, run["weights"], x.double()).squeeze(-1).float(),
+                  f"{what}(x) for x of shape {tuple(x.shape)} (expected x @ W_0 @ ... @ W_final, squeezed)", **F32)
+    check_cases(impl, "probes.cruncher_run", cruncher_cases(72), compare=compare)
 
 
 # ---- counting ----------------------------------------------------------------------------------
@@ -191,43 +198,34 @@ def test_cruncher_random(impl):
 @pytest.mark.points(2)
 def test_count_parameters_and_bytes(impl):
     """count_parameters and parameter_bytes equal the real sums on torch modules (tied, buffers, dtypes) and your own"""
-    for kind in TORCH_MODULE_KINDS:
-        m = build_torch_module(kind)
-        params = list(m.parameters())
-        expected = (sum(p.numel() for p in params), sum(p.numel() * p.element_size() for p in params))
-        expect_equal(impl.probes.count_torch_module(kind), expected,
-                     f"(count_parameters, parameter_bytes) of torch module {kind!r}: {m!r}"[:400])
+    check_cases(impl, "probes.count_torch_module", [
+        case(kind=kind, want=(sum(p.numel() for p in m.parameters()),
+                              sum(p.numel() * p.element_size() for p in m.parameters())),
+             what=f"(count_parameters, parameter_bytes) of torch module {kind!r}: {m!r}"[:400])
+        for kind, m in [(k, build_torch_module(k)) for k in TORCH_MODULE_KINDS]])
     rng = random.Random(73)
-    for _ in range(6):
-        d_in, d_out = rng.randint(1, 300), rng.randint(1, 300)
-        n = d_in * d_out
-        expect_equal(impl.probes.count_own_module("Linear", (d_in, d_out)), (n, 4 * n),
-                     f"(count_parameters, parameter_bytes) of Linear({d_in}, {d_out})")
-        dim, layers = rng.randint(1, 100), rng.randint(0, 6)
-        n = layers * dim * dim + dim
-        expect_equal(impl.probes.count_own_module("Cruncher", (dim, layers)), (n, 4 * n),
-                     f"(count_parameters, parameter_bytes) of Cruncher({dim}, {layers})")
+    dims = [(rng.randint(1, 300), rng.randint(1, 300), rng.randint(1, 100), rng.randint(0, 6)) for _ in range(6)]
+    check_cases(impl, "probes.count_own_module", [
+        case(cls=cls, args=args, want=(n, 4 * n), what=f"(count_parameters, parameter_bytes) of {cls}{args}")
+        for d_in, d_out, dim, layers in dims
+        for cls, args, n in [("Linear", (d_in, d_out), d_in * d_out),
+                             ("Cruncher", (dim, layers), layers * dim * dim + dim)]])
 
 
 @pytest.mark.points(1)
 def test_bad_input(impl):
     """non-positive dims, negative num_layers and a wrong input width raise ValueError; valid neighbours work"""
-    cases = [
-        (("Linear", (0, 3)), "ValueError"), (("Linear", (3, 0)), "ValueError"), (("Linear", (-2, 3)), "ValueError"),
-        (("Linear", (1, 1)), 1), (("Linear", (2, 9)), 18),
-        (("Cruncher", (0, 1)), "ValueError"), (("Cruncher", (-3, 1)), "ValueError"),
-        (("Cruncher", (3, -1)), "ValueError"), (("Cruncher", (3, 0)), 3), (("Cruncher", (1, 1)), 2),
-        (("Linear", (5, 2), (3, 4)), "ValueError"), (("Linear", (5, 2), (5, 3)), "ValueError"),
-        (("Linear", (5, 2), (3, 5)), (3, 2)), (("Linear", (5, 2), (0, 5)), (0, 2)),
-        (("Cruncher", (5, 2), (2, 6)), "ValueError"), (("Cruncher", (5, 2), (2, 5)), (2,)),
-        (("Cruncher", (5, 0), (4, 3, 5)), (4, 3)),
-    ]
-    calls = [args for args, _ in cases]
-    for args, got, (_, expected) in zip(calls, impl.map("probes.construct", calls), cases):
-        what = f"{args[0]}{args[1]}" + (f" applied to torch.zeros{args[2]}" if len(args) > 2 else "")
-        if isinstance(got, NotImplementedError):
-            raise got
-        expect_result(got, expected, what)
+    bad = raises("ValueError")
+    cases = [  # ((class, constructor args[, input shape]), its parameter count, its output's shape, or bad)
+        (("Linear", (0, 3)), bad), (("Linear", (3, 0)), bad), (("Linear", (-2, 3)), bad), (("Linear", (1, 1)), 1),
+        (("Linear", (2, 9)), 18), (("Cruncher", (0, 1)), bad), (("Cruncher", (-3, 1)), bad),
+        (("Cruncher", (3, -1)), bad), (("Cruncher", (3, 0)), 3), (("Cruncher", (1, 1)), 2),
+        (("Linear", (5, 2), (3, 4)), bad), (("Linear", (5, 2), (5, 3)), bad), (("Linear", (5, 2), (3, 5)), (3, 2)),
+        (("Linear", (5, 2), (0, 5)), (0, 2)), (("Cruncher", (5, 2), (2, 6)), bad), (("Cruncher", (5, 2), (2, 5)), (2,)),
+        (("Cruncher", (5, 0), (4, 3, 5)), (4, 3))]
+    check_cases(impl, "probes.construct", [
+        case(cls=cls, args=dims, x_shape=x[0] if x else None, want=want,
+             what=f"{cls}{dims}" + (f" applied to torch.zeros{x[0]}" if x else "")) for (cls, dims, *x), want in cases])
 
 
 @pytest.mark.gpu
@@ -235,9 +233,10 @@ def test_bad_input(impl):
 @pytest.mark.time_limit(60)
 def test_linear_on_cuda(impl):
     """Linear(..., device='cuda') keeps its weight on the GPU and computes x @ weight there"""
-    got = impl.probes.linear_on_device("cuda")
-    expect_equal(got["devices"], ["cuda", "cuda", "cuda"], "devices of (float32 weight, bfloat16 weight, output)")
-    expect_equal(got["bf16_dtype"], torch.bfloat16, "Linear(8, 4, device='cuda', dtype=torch.bfloat16).weight.dtype")
-    # loose: the point is the device; cuBLAS may sum in another order (or in TF32 if enabled)
-    close(got["y"], matmul64(got["x"], got["w"]).float(), "Linear(8, 4, device='cuda') forward",
-          rtol=1e-2, atol=1e-2)
+    def compare(got: dict, devices: list, _what: str):
+        expect_equal(got["devices"], devices, "devices of (float32 weight, bfloat16 weight, output)")
+        expect_equal(got["bf16_dtype"], torch.bfloat16, "Linear(8, 4, device='cuda', dtype=torch.bfloat16).weight.dtype")
+        # loose: the point is the device; cuBLAS may sum in another order (or in TF32 if enabled)
+        close(got["y"], matmul64(got["x"], got["w"]).float(), "Linear(8, 4, device='cuda') forward", rtol=1e-2, atol=1e-2)
+    check_cases(impl, "probes.linear_on_device", [case(device="cuda", want=["cuda", "cuda", "cuda"],
+                                                       what="Linear(8, 4, device='cuda')")], compare=compare)

@@ -1,4 +1,4 @@
-"""Problem 1 · tensors (hidden): thousands of seeded random layouts, against PyTorch and the reference.
+"""tensors (hidden): thousands of seeded random layouts, against PyTorch and the reference.
 
 Layouts are made by real PyTorch ops on a storage (permute, step slicing, narrow, select,
 unsqueeze), so they are exactly the layouts students meet: non-contiguous, transposed, sliced
@@ -11,9 +11,10 @@ import random
 import pytest
 import torch
 
-from tests.seam.checks import call_text, expect_result, show
+from tests.checks import case, check_cases, raises
 
 N = 3000  # random layouts per property
+BAD, OUT = raises("ValueError"), raises("IndexError")
 
 
 def random_layout(rng: random.Random) -> torch.Tensor:
@@ -73,22 +74,69 @@ def random_new_shape(rng: random.Random, numel: int) -> tuple[int, ...]:
     return tuple(dims)
 
 
-def torch_view(x: torch.Tensor, new_shape):
-    """PyTorch's answer: the view's strides, None if strides forbid it, 'bad' for bad shapes."""
+def torch_view(shape, strides, new_shape):
+    """PyTorch's answer: Tensor.view's strides, None if the strides forbid it; a bad shape is a ValueError."""
     try:
-        return tuple(x.view(new_shape).stride())
+        return tuple(torch.empty_strided(shape, strides).view(new_shape).stride())
     except RuntimeError as e:
-        return None if "view size is not compatible" in str(e) else "bad"
+        if "view size is not compatible" in str(e):
+            return None
+        raise ValueError(e) from None
 
 
-def compare_all(impl, ref, target: str, calls: list[tuple], oracle: list) -> None:
-    """Submission and reference on every call; both must equal the oracle (an exception type
-    name where PyTorch refuses the input)."""
-    got, want = impl.map(target, calls), ref.map(target, calls)
-    for args, g, w, o in zip(calls, got, want, oracle):
-        w_val = type(w).__name__ if isinstance(w, Exception) else w
-        assert w_val == o, f"reference disagrees with PyTorch on {call_text(target, args)}: {w_val} vs {o}"
-        expect_result(g, o, call_text(target, args))
+def torch_reshape_copies(shape, strides, new_shape) -> bool:
+    """PyTorch's answer: whether Tensor.reshape copies; a bad shape is a ValueError."""
+    base = torch.empty_strided(shape, strides)
+    try:
+        r = base.reshape(new_shape)
+    except RuntimeError as e:
+        raise ValueError(e) from None
+    if base.numel():  # a copy lives in a new storage
+        return r.untyped_storage().data_ptr() != base.untyped_storage().data_ptr()
+    return torch_view(shape, strides, new_shape) is None  # nothing to compare storages by: PyTorch copies iff view refuses
+
+
+def transpose_select_narrow_cases(rng: random.Random, layouts):
+    """(transpose, select, narrow) cases with PyTorch's answers, from one pass over the layouts."""
+    t, s, n = [], [], []
+    for x in layouts:
+        if x.dim() == 0:
+            continue
+        shape, strides, off = layout(x)
+        d0, d1 = rng.randrange(-x.dim(), x.dim()), rng.randrange(-x.dim(), x.dim())
+        t.append(case(shape, strides, d0, d1, want=layout(x.transpose(d0, d1))[:2]))
+        d = rng.randrange(-x.dim(), x.dim())
+        if x.shape[d] > 0:
+            i = rng.randrange(-x.shape[d], x.shape[d])
+            s.append(case(shape, strides, off, d, i, want=layout(x.select(d, i))))
+            start = rng.randrange(-x.shape[d], x.shape[d] + 1)
+            length = rng.randint(0, x.shape[d] - (start % x.shape[d] if start < 0 else start))
+            n.append(case(shape, strides, off, d, start, length, want=layout(x.narrow(d, start, length))))
+        else:  # nothing to select in an empty dim: PyTorch raises IndexError
+            s.append(case(shape, strides, off, d, 0, want=OUT))
+    return t, s, n
+
+
+def element_offset_cases(rng: random.Random, layouts):
+    """A random element (negative indices too) of each non-empty layout, at PyTorch's storage position."""
+    picks = [(x, tuple(rng.randrange(-s, s) for s in x.shape)) for x in layouts if x.numel() and x.dim()]
+    return [case(*layout(x)[:2], idx, x.storage_offset(), want=x[idx].storage_offset()) for x, idx in picks]
+
+
+DTYPES = [torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn,
+          torch.float8_e5m2, torch.int64, torch.int32, torch.int8, torch.uint8, torch.bool]
+
+BAD_INPUT = {
+    "tensors.contiguous_strides": [case((2, -3), want=BAD), case((2, 3), want=(3, 1))],
+    "tensors.element_offset": [case((3, 4), (4, 1), (3, 0), want=OUT), case((3, 4), (4, 1), (0, -5), want=OUT),
+                               case((3, 4), (4, 1), (1, 2, 0), want=BAD), case((3, 4), (4, 1), (-1, -1), want=11)],
+    "tensors.transpose": [case((3, 4), (4, 1), 0, 2, want=BAD), case((3, 4), (4, 1), -2, -1, want=((4, 3), (1, 4)))],
+    "tensors.select": [case((3, 4), (4, 1), 0, 1, 4, want=OUT), case((3, 4), (4, 1), 0, 5, 0, want=BAD)],
+    "tensors.narrow": [case((3, 4), (4, 1), 0, 1, 3, 2, want=OUT), case((3, 4), (4, 1), 0, 1, 0, -1, want=BAD)],
+    "tensors.view_strides": [case((3, 4), (4, 1), (-1, -1), want=BAD), case((3, 4), (4, 1), (5, -1), want=BAD),
+                             case((3, 4), (4, 1), (2, -2, 3), want=BAD), case((3, 4), (4, 1), (2, -1, 3), want=(6, 3, 1))],
+    "tensors.reshape_copies": [case((3, 4), (4, 1), (13,), want=BAD)],
+}
 
 
 @pytest.fixture(scope="module")
@@ -102,133 +150,58 @@ def test_contiguous_strides_random(impl, ref):
     """contiguous_strides equals torch.empty(shape).stride() on random shapes incl. 0 and 1 sizes"""
     rng = random.Random(1)
     shapes = [tuple(rng.choice([0, 1, 2, 3, 7]) for _ in range(rng.randint(0, 5))) for _ in range(500)]
-    compare_all(impl, ref, "tensors.contiguous_strides", [(s,) for s in shapes],
-                [tuple(torch.empty(s).stride()) for s in shapes])
+    check_cases(impl, "tensors.contiguous_strides", [case(s) for s in shapes], ref=ref,
+                oracle=lambda shape: tuple(torch.empty(shape).stride()))
 
 
 @pytest.mark.points(2)
 def test_is_contiguous_random(impl, ref, layouts):
     """is_contiguous equals Tensor.is_contiguous() on 3000 random layouts"""
-    compare_all(impl, ref, "tensors.is_contiguous", [layout(x)[:2] for x in layouts],
-                [x.is_contiguous() for x in layouts])
+    check_cases(impl, "tensors.is_contiguous", [case(*layout(x)[:2], want=x.is_contiguous()) for x in layouts],
+                ref=ref)
 
 
 @pytest.mark.points(2)
 def test_element_offset_random(impl, ref, layouts):
     """element_offset equals PyTorch's storage position of random elements (negative indices too)"""
-    rng = random.Random(2)
-    calls, oracle = [], []
-    for x in layouts:
-        if x.numel() == 0 or x.dim() == 0:
-            continue
-        idx = tuple(rng.randrange(-s, s) for s in x.shape)
-        calls.append((*layout(x)[:2], idx, x.storage_offset()))
-        oracle.append(x[idx].storage_offset())
-    compare_all(impl, ref, "tensors.element_offset", calls, oracle)
+    check_cases(impl, "tensors.element_offset", element_offset_cases(random.Random(2), layouts), ref=ref)
 
 
 @pytest.mark.points(2)
 def test_transpose_select_narrow_random(impl, ref, layouts):
     """transpose, select and narrow equal Tensor.transpose/select/narrow on random layouts"""
-    rng = random.Random(3)
-    t_calls, t_oracle, s_calls, s_oracle, n_calls, n_oracle = [], [], [], [], [], []
-    for x in layouts:
-        if x.dim() == 0:
-            continue
-        shape, strides, off = layout(x)
-        d0, d1 = rng.randrange(-x.dim(), x.dim()), rng.randrange(-x.dim(), x.dim())
-        t_calls.append((shape, strides, d0, d1))
-        t_oracle.append(layout(x.transpose(d0, d1))[:2])
-        d = rng.randrange(-x.dim(), x.dim())
-        if x.shape[d] > 0:
-            i = rng.randrange(-x.shape[d], x.shape[d])
-            s_calls.append((shape, strides, off, d, i))
-            s_oracle.append(layout(x.select(d, i)))
-            start = rng.randrange(-x.shape[d], x.shape[d] + 1)
-            length = rng.randint(0, x.shape[d] - (start % x.shape[d] if start < 0 else start))
-            n_calls.append((shape, strides, off, d, start, length))
-            n_oracle.append(layout(x.narrow(d, start, length)))
-        else:  # nothing to select in an empty dim: PyTorch raises IndexError
-            s_calls.append((shape, strides, off, d, 0))
-            s_oracle.append("IndexError")
-    compare_all(impl, ref, "tensors.transpose", t_calls, t_oracle)
-    compare_all(impl, ref, "tensors.select", s_calls, s_oracle)
-    compare_all(impl, ref, "tensors.narrow", n_calls, n_oracle)
+    for name, cases in zip(("transpose", "select", "narrow"), transpose_select_narrow_cases(random.Random(3), layouts)):
+        check_cases(impl, f"tensors.{name}", cases, ref=ref)
 
 
 @pytest.mark.points(4)
 def test_view_strides_random(impl, ref, layouts):
     """view_strides equals Tensor.view's strides (or None where PyTorch refuses) on 3000 layouts"""
     rng = random.Random(4)
-    calls, oracle = [], []
-    for x in layouts:
-        new_shape = random_new_shape(rng, x.numel())
-        o = torch_view(x, new_shape)
-        calls.append((*layout(x)[:2], new_shape))
-        oracle.append("ValueError" if o == "bad" else o)
-    compare_all(impl, ref, "tensors.view_strides", calls, oracle)
+    check_cases(impl, "tensors.view_strides", [case(*layout(x)[:2], random_new_shape(rng, x.numel())) for x in layouts],
+                ref=ref, oracle=torch_view)
 
 
 @pytest.mark.points(2)
 def test_reshape_copies_random(impl, ref, layouts):
     """reshape_copies is True exactly when Tensor.reshape returns a copy (3000 layouts)"""
     rng = random.Random(5)
-    calls, oracle = [], []
-    for x in layouts:
-        new_shape = random_new_shape(rng, x.numel())
-        base = torch.empty_strided(x.shape, x.stride())
-        try:
-            r = base.reshape(new_shape)
-            if base.numel():  # a copy lives in a new storage
-                o = r.untyped_storage().data_ptr() != base.untyped_storage().data_ptr()
-            else:  # nothing to compare storages by: PyTorch copies iff view refuses
-                o = torch_view(base, new_shape) is None
-        except RuntimeError:
-            o = "ValueError"
-        calls.append((*layout(x)[:2], new_shape))
-        oracle.append(o)
-    compare_all(impl, ref, "tensors.reshape_copies", calls, oracle)
+    check_cases(impl, "tensors.reshape_copies",
+                [case(*layout(x)[:2], random_new_shape(rng, x.numel())) for x in layouts],
+                ref=ref, oracle=torch_reshape_copies)
 
 
 @pytest.mark.points(1)
 def test_nbytes_all_dtypes(impl, ref):
     """nbytes equals torch.empty(shape, dtype).nbytes for every dtype; bad input is a ValueError"""
     rng = random.Random(6)
-    dtypes = [torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn,
-              torch.float8_e5m2, torch.int64, torch.int32, torch.int8, torch.uint8, torch.bool]
-    calls = [(tuple(rng.randint(0, 6) for _ in range(rng.randint(0, 4))), rng.choice(dtypes))
-             for _ in range(300)]
-    oracle = [torch.empty(s, dtype=d).nbytes for s, d in calls]
-    calls += [((2, -1), torch.float32), ((3,), "float32"), ((3,), 4)]
-    oracle += ["ValueError"] * 3
-    compare_all(impl, ref, "tensors.nbytes", calls, oracle)
+    cases = [case(tuple(rng.randint(0, 6) for _ in range(rng.randint(0, 4))), rng.choice(DTYPES)) for _ in range(300)]
+    cases += [case((2, -1), torch.float32, want=BAD), case((3,), "float32", want=BAD), case((3,), 4, want=BAD)]
+    check_cases(impl, "tensors.nbytes", cases, ref=ref, oracle=lambda shape, dtype: torch.empty(shape, dtype=dtype).nbytes)
 
 
 @pytest.mark.points(2)
 def test_bad_input(impl, ref):
     """bad shapes, dims and indices raise ValueError / IndexError (and valid ones still work)"""
-    cases = [
-        ("tensors.contiguous_strides", ((2, -3),), "ValueError"),
-        ("tensors.contiguous_strides", ((2, 3),), (3, 1)),
-        ("tensors.element_offset", ((3, 4), (4, 1), (3, 0)), "IndexError"),
-        ("tensors.element_offset", ((3, 4), (4, 1), (0, -5)), "IndexError"),
-        ("tensors.element_offset", ((3, 4), (4, 1), (1, 2, 0)), "ValueError"),
-        ("tensors.element_offset", ((3, 4), (4, 1), (-1, -1)), 11),
-        ("tensors.transpose", ((3, 4), (4, 1), 0, 2), "ValueError"),
-        ("tensors.transpose", ((3, 4), (4, 1), -2, -1), ((4, 3), (1, 4))),
-        ("tensors.select", ((3, 4), (4, 1), 0, 1, 4), "IndexError"),
-        ("tensors.select", ((3, 4), (4, 1), 0, 5, 0), "ValueError"),
-        ("tensors.narrow", ((3, 4), (4, 1), 0, 1, 3, 2), "IndexError"),
-        ("tensors.narrow", ((3, 4), (4, 1), 0, 1, 0, -1), "ValueError"),
-        ("tensors.view_strides", ((3, 4), (4, 1), (-1, -1)), "ValueError"),
-        ("tensors.view_strides", ((3, 4), (4, 1), (5, -1)), "ValueError"),
-        ("tensors.view_strides", ((3, 4), (4, 1), (2, -2, 3)), "ValueError"),
-        ("tensors.view_strides", ((3, 4), (4, 1), (2, -1, 3)), (6, 3, 1)),
-        ("tensors.reshape_copies", ((3, 4), (4, 1), (13,)), "ValueError"),
-    ]
-    for target, args, want in cases:
-        got = impl.map(target, [args])[0]
-        r = ref.map(target, [args])[0]
-        r_val = type(r).__name__ if isinstance(r, Exception) else r
-        assert r_val == want, f"reference: {call_text(target, args)} gave {show(r)}"
-        expect_result(got, want, call_text(target, args))
+    for target, cases in BAD_INPUT.items():
+        check_cases(impl, target, cases, ref=ref)

@@ -1,7 +1,8 @@
-"""Problem 9 · training (hidden): get_batch on many memmaps (windows, uniform starts, lazy reads,
+"""training (hidden): get_batch on many memmaps (windows, uniform starts, lazy reads,
 seeded reproducibility), train_step / checkpoints / bf16 against PyTorch's own loop on many seeds,
 and bad input next to valid neighbours."""
 
+import functools
 import math
 import random
 
@@ -9,40 +10,37 @@ import numpy as np
 import pytest
 import torch
 
-from tests.public.test_training import (expect_batch_tensors, expect_bf16_step, expect_resume_exact,
-                                        expect_train_step_run, window_starts)
-from tests.seam.checks import call_text, expect_equal, fail, expect_outcome
-from tests.seam.probes.training import token_data
+from tests.checks import case, check_cases, expect_equal, fail, raises, returns
+from tests.common.training import (Windows, bf16_due, expect_bf16_step, expect_memmap_batch, expect_resume_exact,
+                                   expect_train_step_run, expect_windows, fp32_oracle, resume_due)
+from seam.probes.training import token_data
 
 
-def raised(value, what: str):
-    if isinstance(value, Exception):
-        fail(what, value, "a result")
-    return value
+def memmap_case(n: int, dtype: str, B: int, T: int, seed: int, fmt: str, device: str = "cpu"):
+    what = (f"get_batch(np.memmap of {n} {dtype} token ids ({fmt}), batch_size={B}, "
+            f"context_length={T}, '{device}', seeded generator)")
+    return case(n=n, dtype=dtype, batch_size=B, context_length=T, seed=seed, fmt=fmt, device=device,
+                want=Windows(token_data(n, dtype), B, T, "cuda:0" if device == "cuda" else device), what=what)
+
+
+def random_memmaps(seed: int, count: int) -> list:
+    rng = random.Random(seed)
+    cases = []
+    for _ in range(count):
+        dtype = rng.choice(["uint8", "uint16", "int32", "int64"])
+        T = rng.randint(1, 64)
+        n = rng.randint(T + 1, 251 if dtype == "uint8" else 5000)
+        T = min(T, n - 1)
+        cases.append(memmap_case(n, dtype, rng.randint(1, 24), T, rng.randint(0, 10**6), rng.choice(["bin", "npy"])))
+    return cases
 
 
 @pytest.mark.points(2)
 def test_get_batch_random_memmaps(impl):
     """get_batch on 40 random memmaps (uint8/uint16/int32/int64, raw and .npy): int64 windows, y shifted"""
-    rng = random.Random(901)
-    calls = []
-    for i in range(40):
-        dtype = rng.choice(["uint8", "uint16", "int32", "int64"])
-        T = rng.randint(1, 64)
-        n = rng.randint(T + 1, 251 if dtype == "uint8" else 5000)
-        T = min(T, n - 1)
-        calls.append((n, dtype, rng.randint(1, 24), T, rng.randint(0, 10**6), rng.choice(["bin", "npy"])))
-    calls.append((17, "uint16", 5, 16, 3, "bin"))   # a single window
-    calls.append((18, "int64", 64, 16, 4, "npy"))   # two windows, many rows
-    for args, got in zip(calls, impl.map("probes.get_batch_memmap", calls)):
-        n, dtype, B, T, seed, fmt = args
-        what = (f"get_batch(np.memmap of {n} {dtype} token ids ({fmt}), batch_size={B}, "
-                f"context_length={T}, 'cpu', seeded generator)")
-        got = raised(got, what)
-        expect_equal(got["returned"], "tuple", f"{what} returns")
-        expect_batch_tensors(got["x"], got["y"], B, T, what)
-        window_starts(got["x"], got["y"], token_data(n, dtype), what)
-        expect_equal((got["x_device"], got["y_device"]), ("cpu", "cpu"), f"{what}: devices of x and y")
+    cases = random_memmaps(901, 40) + [memmap_case(17, "uint16", 5, 16, 3, "bin"),   # a single window
+                                       memmap_case(18, "int64", 64, 16, 4, "npy")]   # two windows, many rows
+    check_cases(impl, "probes.get_batch_memmap", cases, compare=expect_memmap_batch)
 
 
 def binomial_bounds(n: int, p: float, alpha: float) -> tuple[int, int]:
@@ -68,14 +66,11 @@ def test_get_batch_starts_uniform(impl):
     """40,000 starts are uniform over every valid start 0..len-T-1, both extremes included"""
     T, S, calls_n, rows = 5, 40, 4, 10_000
     n = T + S                                            # valid starts: 0 .. S - 1 = n - T - 1
-    calls = [(n, "int32", rows, T, 7000 + i, "bin") for i in range(calls_n)]
-    counts = np.zeros(S, dtype=np.int64)
-    for args, got in zip(calls, impl.map("probes.get_batch_memmap", calls)):
-        what = f"get_batch(np.memmap of {n} tokens, batch_size={rows}, context_length={T}, seeded generator)"
-        got = raised(got, what)
-        expect_batch_tensors(got["x"], got["y"], rows, T, what)
-        starts = window_starts(got["x"], got["y"], token_data(n, "int32"), what)
-        counts += np.bincount(starts, minlength=S)
+    cases = [memmap_case(n, "int32", rows, T, 7000 + i, "bin") for i in range(calls_n)]
+    starts = []  # each call's window starts, collected as its windows are checked
+    check_cases(impl, "probes.get_batch_memmap", cases,
+                compare=lambda got, due, what: starts.append(expect_windows(got, due, what)))
+    counts = np.bincount(np.concatenate(starts), minlength=S)
     draws = calls_n * rows
     # Each count is Binomial(40,000, 1/40) for ANY correct get_batch (the starts are independent
     # and uniform over the S = 40 valid starts; the seeds are fixed, but nothing about them favours
@@ -99,10 +94,10 @@ def test_get_batch_starts_uniform(impl):
 def test_get_batch_reads_only_windows(impl):
     """on a 32 MiB memmap, get_batch maps only its windows into memory, never the whole file"""
     n, B, T = 8 * 2**20, 2, 64
-    got = impl.probes.get_batch_pages_touched(n, B, T, 11)
     what = f"get_batch(np.memmap of {n} uint32 tokens (32 MiB), {B}, {T}, 'cpu')"
-    expect_batch_tensors(got["x"], got["y"], B, T, what)
-    window_starts(got["x"], got["y"], np.arange(n, dtype=np.uint32), what)
+    [got] = check_cases(impl, "probes.get_batch_pages_touched", [case(
+        n=n, batch_size=B, context_length=T, seed=11, want=Windows(np.arange(n, dtype=np.uint32), B, T), what=what)],
+        compare=expect_windows)
     if got["after"] is None:
         fail(f"{what}: could not read /proc/self/smaps", None, "a Linux grader",
              "this check measures the memmap's resident pages; it runs on the (Linux) grader")
@@ -118,11 +113,7 @@ def test_get_batch_reads_only_windows(impl):
              "index the memmap with the (B, T + 1) window indices; never convert the whole array")
 
 
-@pytest.mark.points(1)
-def test_get_batch_reproducible(impl):
-    """same seeded generator → same batch; other seed or next call → another; global RNG when None"""
-    got = impl.probes.get_batch_reproducibility(100_000, 8, 16, 5)
-    what = "get_batch(np.memmap of 100,000 tokens, 8, 16, 'cpu', generator=...)"
+def expect_reproducible(got: dict, due: str, what: str) -> None:
     a, b = got["same_seed"]
     expect_equal(b, a, f"{what}: two generators seeded 5 give the same x")
     # 8 starts out of 99,984: a correct get_batch repeats a batch with probability ~1e-40.
@@ -139,24 +130,29 @@ def test_get_batch_reproducible(impl):
 
 
 @pytest.mark.points(1)
+def test_get_batch_reproducible(impl):
+    """same seeded generator → same batch; other seed or next call → another; global RNG when None"""
+    check_cases(impl, "probes.get_batch_reproducibility", [case(
+        n=100_000, batch_size=8, context_length=16, seed=5, want="one batch per seed, another for the next call",
+        what="get_batch(np.memmap of 100,000 tokens, 8, 16, 'cpu', generator=...)")], compare=expect_reproducible)
+
+
+@pytest.mark.points(1)
 def test_get_batch_bad_input(impl):
     """non-positive sizes, 2-D or float data, len(data) <= T, a bad device: ValueError; neighbours work"""
-    ints = np.arange(20, dtype=np.int64)
-    cases = [  # (args, expected outcome)
-        ((ints, 0, 4, "cpu"), "ValueError"), ((ints, 1, 4, "cpu"), "ok"),
-        ((ints, -3, 4, "cpu"), "ValueError"),
-        ((ints, 2, 0, "cpu"), "ValueError"), ((ints, 2, 1, "cpu"), "ok"),
-        ((ints, 2, 19, "cpu"), "ok"), ((ints, 2, 20, "cpu"), "ValueError"), ((ints, 2, 25, "cpu"), "ValueError"),
-        ((np.zeros((4, 5), dtype=np.int64), 2, 2, "cpu"), "ValueError"),
-        ((np.zeros((20,), dtype=np.int64), 2, 2, "cpu"), "ok"),
-        ((np.arange(20, dtype=np.float32), 2, 4, "cpu"), "ValueError"),
-        ((np.arange(20, dtype=np.float64), 2, 4, "cpu"), "ValueError"),
-        ((np.arange(20, dtype=np.uint16), 2, 4, "cpu"), "ok"),
-        ((ints, 2, 4, "nodevice"), "ValueError"), ((ints, 2, 4, "cpu"), "ok"),
+    ints, bad, ok = np.arange(20, dtype=np.int64), raises("ValueError"), returns()
+    cases = [
+        case(ints, 0, 4, "cpu", want=bad), case(ints, 1, 4, "cpu", want=ok), case(ints, -3, 4, "cpu", want=bad),
+        case(ints, 2, 0, "cpu", want=bad), case(ints, 2, 1, "cpu", want=ok),
+        case(ints, 2, 19, "cpu", want=ok), case(ints, 2, 20, "cpu", want=bad), case(ints, 2, 25, "cpu", want=bad),
+        case(np.zeros((4, 5), dtype=np.int64), 2, 2, "cpu", want=bad),
+        case(np.zeros((20,), dtype=np.int64), 2, 2, "cpu", want=ok),
+        case(np.arange(20, dtype=np.float32), 2, 4, "cpu", want=bad),
+        case(np.arange(20, dtype=np.float64), 2, 4, "cpu", want=bad),
+        case(np.arange(20, dtype=np.uint16), 2, 4, "cpu", want=ok),
+        case(ints, 2, 4, "nodevice", want=bad), case(ints, 2, 4, "cpu", want=ok),
     ]
-    calls = [args for args, _ in cases]
-    for (args, want), got in zip(cases, impl.map("training.get_batch", calls)):
-        expect_outcome(got, want, call_text("training.get_batch", args))
+    check_cases(impl, "training.get_batch", cases)
 
 
 @pytest.mark.points(1)
@@ -164,10 +160,10 @@ def test_train_step_random(impl):
     """train_step on 6 seeds and batch sizes: losses, parameters, one step, cleared grads vs PyTorch"""
     rng = random.Random(902)
     calls = [(seed, rng.randint(1, 5), rng.choice([1, 3, 16, 64])) for seed in range(1, 7)]
-    for args, got in zip(calls, impl.map("probes.train_step_run", calls)):
-        seed, steps, batch = args
-        what = f"{steps} × train_step(mlp seed {seed}, AdamW, x (batch {batch}), y)"
-        expect_train_step_run(raised(got, what), seed, steps, batch, what)
+    cases = [case(seed=seed, steps=steps, batch=batch,
+                  what=f"{steps} × train_step(mlp seed {seed}, AdamW, x (batch {batch}), y)")
+             for seed, steps, batch in calls]
+    check_cases(impl, "probes.train_step_run", cases, oracle=fp32_oracle, compare=expect_train_step_run)
 
 
 @pytest.mark.points(2)
@@ -175,49 +171,40 @@ def test_checkpoint_resume_random(impl):
     """resuming at steps 0..N (str and PathLike paths) continues bit for bit like the uninterrupted run"""
     calls = [(1, 5, 1, 8, False), (2, 7, 4, 32, True), (3, 4, 0, 16, False), (4, 3, 3, 4, True),
              (5, 8, 6, 1, False)]
-    for args, got in zip(calls, impl.map("probes.checkpoint_resume", calls)):
-        seed, total, save_at, batch, pathlike = args
-        kind = "pathlib.Path" if pathlike else "str"
-        what = (f"train {save_at}, save_checkpoint, load_checkpoint ({kind} path) into a fresh model "
-                f"and AdamW, train {total - save_at} (seed {seed}, batch {batch})")
-        expect_resume_exact(raised(got, what), save_at, what)
+    cases = [case(seed=seed, total_steps=total, save_at=save_at, batch=batch, pathlike=pathlike,
+                  want=resume_due(save_at),
+                  what=(f"train {save_at}, save_checkpoint, load_checkpoint ({'pathlib.Path' if pathlike else 'str'} "
+                        f"path) into a fresh model and AdamW, train {total - save_at} (seed {seed}, batch {batch})"))
+             for seed, total, save_at, batch, pathlike in calls]
+    check_cases(impl, "probes.checkpoint_resume", cases, compare=expect_resume_exact)
 
 
 @pytest.mark.points(1)
 def test_bf16_step_random(impl):
     """bf16_train_step on 6 seeds and batches: bf16 matmuls, float32 master weights and state, loss within 1%"""
-    calls = [(seed, batch) for seed, batch in zip(range(1, 7), (8, 16, 32, 48, 64, 128))]
-    for args, got in zip(calls, impl.map("probes.bf16_step_run", calls)):
-        seed, batch = args
-        what = f"bf16_train_step(mlp seed {seed}, AdamW, x (batch {batch}), y, 'cpu')"
-        expect_bf16_step(raised(got, what), seed, batch, what)
+    cases = [case(seed=seed, batch=batch, what=f"bf16_train_step(mlp seed {seed}, AdamW, x (batch {batch}), y, 'cpu')")
+             for seed, batch in zip(range(1, 7), (8, 16, 32, 48, 64, 128))]
+    check_cases(impl, "probes.bf16_step_run", cases, oracle=bf16_due, compare=expect_bf16_step)
 
 
 @pytest.mark.points(1)
 def test_steps_bad_input(impl):
     """a target shaped unlike the output, a bad device_type, a negative step: ValueError; neighbours work"""
-    B = 8
-    cases = [
-        ("probes.train_step_shape_mismatch", (0, B, (B, 1)), "ValueError",
-         "train_step with model output (8,) and target (8, 1)"),
-        ("probes.train_step_shape_mismatch", (0, B, (1,)), "ValueError",
-         "train_step with model output (8,) and target (1,)"),
-        ("probes.train_step_shape_mismatch", (0, B, (B,)), "ok",
-         "train_step with model output (8,) and target (8,)"),
-        ("probes.bf16_step_bad", (0, B, "cuda"), "ValueError", "bf16_train_step(..., CPU tensors, device_type='cuda')"),
-        ("probes.bf16_step_bad", (0, B, "mps"), "ValueError", "bf16_train_step(..., device_type='mps')"),
-        ("probes.bf16_step_bad", (0, B, "gpu"), "ValueError", "bf16_train_step(..., device_type='gpu')"),
-        ("probes.bf16_step_bad", (0, B, "cpu", (B, 1)), "ValueError",
-         "bf16_train_step with model output (8,) and target (8, 1)"),
-        ("probes.bf16_step_bad", (0, B, "cpu"), "ok", "bf16_train_step(..., CPU tensors, device_type='cpu')"),
-        ("probes.save_checkpoint_bad_step", (-1,), "ValueError", "save_checkpoint(model, optimizer, step=-1, path)"),
-        ("probes.save_checkpoint_bad_step", (0,), "ok", "save_checkpoint(model, optimizer, step=0, path)"),
-    ]
-    for target, args, want, what in cases:
-        got = impl.map(target, [args])[0]
-        expect_outcome(got, want, what)
-        if want == "ok" and target != "probes.save_checkpoint_bad_step":
-            expect_equal(type(got), float, f"{what}: type of the returned loss")
+    B, bad, loss = 8, raises("ValueError"), returns(float)
+    step = functools.partial(case, seed=0, batch=B)  # the model's output is (8,)
+    check_cases(impl, "probes.train_step_shape_mismatch",
+                [step(target_shape=shape, want=want, what=f"train_step with model output (8,) and target {shape}")
+                 for shape, want in (((B, 1), bad), ((1,), bad), ((B,), loss))])
+    check_cases(impl, "probes.bf16_step_bad", [
+        step(device_type="cuda", want=bad, what="bf16_train_step(..., CPU tensors, device_type='cuda')"),
+        step(device_type="mps", want=bad, what="bf16_train_step(..., device_type='mps')"),
+        step(device_type="gpu", want=bad, what="bf16_train_step(..., device_type='gpu')"),
+        step(device_type="cpu", target_shape=(B, 1), want=bad,
+             what="bf16_train_step with model output (8,) and target (8, 1)"),
+        step(device_type="cpu", want=loss, what="bf16_train_step(..., CPU tensors, device_type='cpu')")])
+    check_cases(impl, "probes.save_checkpoint_bad_step", [
+        case(step=-1, want=bad, what="save_checkpoint(model, optimizer, step=-1, path)"),
+        case(step=0, want=returns(), what="save_checkpoint(model, optimizer, step=0, path)")])
 
 
 @pytest.mark.points(1)
@@ -225,12 +212,8 @@ def test_steps_bad_input(impl):
 @pytest.mark.time_limit(60)
 def test_training_on_cuda(impl):
     """on the GPU: get_batch returns CUDA tensors; bf16_train_step runs bf16 matmuls under CUDA autocast"""
-    data = token_data(3000, "uint16")
-    what = "get_batch(np.memmap of 3000 uint16 ids, 8, 32, 'cuda', seeded generator)"
-    got = impl.probes.get_batch_memmap(3000, "uint16", 8, 32, 1, "bin", "cuda")
-    expect_equal(got["returned"], "tuple", f"{what} returns")
-    expect_batch_tensors(got["x"], got["y"], 8, 32, what)
-    window_starts(got["x"], got["y"], data, what)
-    expect_equal((got["x_device"], got["y_device"]), ("cuda:0", "cuda:0"), f"{what}: devices of x and y")
-    got = impl.probes.bf16_step_run(3, 64, "cuda")
-    expect_bf16_step(got, 3, 64, "bf16_train_step(mlp on CUDA, AdamW, x, y, 'cuda')", device="cuda")
+    check_cases(impl, "probes.get_batch_memmap", [memmap_case(3000, "uint16", 8, 32, 1, "bin", "cuda")],
+                compare=expect_memmap_batch)
+    check_cases(impl, "probes.bf16_step_run",
+                [case(seed=3, batch=64, device_type="cuda", what="bf16_train_step(mlp on CUDA, AdamW, x, y, 'cuda')")],
+                oracle=bf16_due, compare=expect_bf16_step)

@@ -1,17 +1,10 @@
-"""Problem 6 · adamw_accounting (public). The notes' GPT-2 XL numbers, and snapshots."""
+"""adamw_accounting (public). The notes' GPT-2 XL numbers, and snapshots."""
 
 import pytest
 
-from tests.seam import Struct
-from tests.seam.checks import expect_equal, expect_raises
-from tests.seam.snapshot import check_snapshot
-
-
-def config(vocab_size, context_length, num_layers, d_model, num_heads, d_ff) -> Struct:
-    return Struct("TransformerConfig", dict(vocab_size=vocab_size, context_length=context_length,
-                                            num_layers=num_layers, d_model=d_model,
-                                            num_heads=num_heads, d_ff=d_ff))
-
+from tests.checks import expect_equal, expect_raises
+from tests.common.adamw_accounting import config
+from tests.snapshot import check_snapshot
 
 GPT2_XL = config(50257, 1024, 48, 1600, 25, 6400)
 TINY = config(100, 16, 2, 32, 4, 64)

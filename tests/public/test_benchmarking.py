@@ -1,20 +1,12 @@
-"""Problem 10 · benchmarking (public). The notes' MFU example, the dense peak table of the spec,
+"""benchmarking (public). The notes' MFU example, the dense peak table of the spec,
 and time_matmul's procedure checked under a recorded fake clock (no GPU, no real time needed)."""
 
 import pytest
 import torch
 
-from tests.seam.checks import call_text, expect_equal, expect_raises, fail
-from tests.seam.snapshot import check_snapshot
-
-# Dense peaks the handout prints (spec §10): bf16 tensor-core peaks without 2:4 sparsity,
-# fp32 without TF32. H200 has the H100 SXM's compute.
-A100, H100, H200 = "NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3", "NVIDIA H200"
-DENSE_PEAKS = {
-    (A100, torch.bfloat16): 312e12, (A100, torch.float32): 19.5e12,
-    (H100, torch.bfloat16): 989.5e12, (H100, torch.float32): 67.5e12,
-    (H200, torch.bfloat16): 989.5e12, (H200, torch.float32): 67.5e12,
-}
+from tests.checks import call_text, expect_equal, expect_raises
+from tests.common.benchmarking import DENSE_PEAKS, H100, check_timing_log, timing_due
+from tests.snapshot import check_snapshot
 
 SNAPSHOT_INPUTS = {
     "benchmarking.mfu": [
@@ -31,42 +23,6 @@ SNAPSHOT_INPUTS = {
         ("NVIDIA H100 80GB HBM3", torch.float64), ("NVIDIA A100-SXM4-80GB", torch.int8),
     ],
 }
-
-
-# ----------------------------------------------------------------------------- helpers
-
-
-def check_timing_log(got: dict, m: int, k: int, n: int, dtype: torch.dtype, warmup: int, trials: int,
-                     cuda: bool, what: str) -> None:
-    """The event log of one time_matmul call under the fake clock (probes/benchmarking.py): the
-    clock advances by a fixed step per matrix product and only then, so a correct call returns
-    exactly (t1 - t0) / trials with `trials` products between the two clock reads."""
-    log, result = got["log"], got["result"]
-    clocks = [i for i, e in enumerate(log) if e[0] == "clock"]
-    if len(clocks) != 2:
-        fail(f"{what}: clock reads (time.perf_counter() / timeit.default_timer())", len(clocks), 2,
-             "read the clock once before and once after the timed products")
-    first, second = clocks
-    products = [i for i, e in enumerate(log) if e[0] == "mm"]
-    for i in products:
-        expect_equal(log[i][1:], [[(m, k), (k, n)], dtype],
-                     f"{what}: operands of each product (shapes, dtype)", note="a: (m, k), b: (k, n)")
-    before = sum(i < first for i in products)
-    between = sum(first < i < second for i in products)
-    expect_equal(before, warmup, f"{what}: warm-up products before the first clock read",
-                 note="warm up first, untimed")
-    expect_equal(between, trials, f"{what}: products between the two clock reads",
-                 note="time exactly `trials` products; the warm-up is not timed")
-    if cuda:
-        for i, label in ((first, "first"), (second, "second")):
-            if i == 0 or log[i - 1] != ["sync"]:
-                fail(f"{what}: on CUDA, torch.cuda.synchronize() right before the {label} clock read",
-                     log[i - 1] if i else "nothing", ["sync"],
-                     "CUDA kernels run asynchronously: without it you time the launches, not the work")
-    expect_equal(type(result), float, f"{what}: type of the result")
-    elapsed = log[second][1] - log[first][1]
-    expect_equal(result, elapsed / trials, f"{what}: result vs (t1 - t0) / trials on the fake clock",
-                 rtol=1e-12, note=f"t0 = {log[first][1]}, t1 = {log[second][1]}, trials = {trials}")
 
 
 # ----------------------------------------------------------------------------- tests
@@ -111,10 +67,10 @@ def test_mfu_and_peak_snapshots(impl):
 @pytest.mark.points(1)
 def test_time_matmul_procedure_cpu(impl):
     """time_matmul on the CPU: warm-up untimed, then `trials` products between two clock reads, averaged"""
-    args = (32, 16, 8, torch.float32, "cpu", 3, 10)
-    got = impl.probes.time_matmul_trace(*args)
-    check_timing_log(got, 32, 16, 8, torch.float32, 3, 10, False,
-                     call_text("benchmarking.time_matmul", args) + " under a fake clock")
+    args = dict(m=32, k=16, n=8, dtype=torch.float32, device="cpu", warmup=3, trials=10)
+    got = impl.probes.time_matmul_trace(**args)
+    what = call_text("benchmarking.time_matmul", tuple(args.values())) + " under a fake clock"
+    check_timing_log(got, timing_due(**args), what)
 
 
 @pytest.mark.points(1)

@@ -1,10 +1,10 @@
-"""Problem 3 · flops (public). The notes' numbers (notes 000, 001, 004), and snapshots."""
+"""flops (public). The notes' numbers (notes 000, 001, 004), and snapshots."""
 
 import pytest
 
-from tests.public.test_adamw_accounting import config  # a TransformerConfig, passed by value
-from tests.seam.checks import expect_equal, expect_raises
-from tests.seam.snapshot import check_snapshot
+from tests.checks import expect_equal, expect_raises
+from tests.common.adamw_accounting import config  # a TransformerConfig, passed by value
+from tests.snapshot import check_snapshot
 
 
 # GPT-2 XL's shape with a SwiGLU FFN (notes 004): 48 layers, d_model 1600, 25 heads, d_ff 6400.

@@ -1,9 +1,9 @@
-"""Problem 4 · intensity (public). The notes' numbers (notes 001, 004), and snapshots."""
+"""intensity (public). The notes' numbers (notes 001, 004), and snapshots."""
 
 import pytest
 
-from tests.seam.checks import expect_equal
-from tests.seam.snapshot import check_snapshot
+from tests.checks import expect_equal
+from tests.snapshot import check_snapshot
 
 H100 = (989e12, 3.35e12)  # bf16 dense peak FLOP/s, HBM bytes/s (notes 001, 004)
 

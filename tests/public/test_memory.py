@@ -1,19 +1,11 @@
-"""Problem 5 · memory (public). The notes' numbers (notes 000, 001, 004), and snapshots."""
+"""memory (public). The notes' numbers (notes 000, 001, 004), and snapshots."""
 
 import pytest
 
-from tests.seam.checks import expect_equal
-from tests.seam.snapshot import check_snapshot
+from tests.checks import expect_equal
+from tests.common.memory import BF16_MIXED_ADAMW, BF16_MIXED_ADAMW_BF16_GRADS, FP32_ADAMW
+from tests.snapshot import check_snapshot
 
-# The recipes as the spec lists them (the stubs give them as data).
-FP32_ADAMW = [("fp32 params", 4, "params"), ("fp32 grads", 4, "grads"),
-              ("adam m (fp32)", 4, "optimizer"), ("adam v (fp32)", 4, "optimizer")]
-BF16_MIXED_ADAMW = [("bf16 params", 2, "params"), ("fp32 master params", 4, "params"),
-                    ("fp32 grads", 4, "grads"), ("adam m (fp32)", 4, "optimizer"),
-                    ("adam v (fp32)", 4, "optimizer")]
-BF16_MIXED_ADAMW_BF16_GRADS = [("bf16 params", 2, "params"), ("bf16 grads", 2, "grads"),
-                               ("fp32 master params", 4, "params"), ("adam m (fp32)", 4, "optimizer"),
-                               ("adam v (fp32)", 4, "optimizer")]
 ODD = [("int8 weights", 1, "params"), ("fp32 moments", 8, "optimizer")]
 LLAMA2_7B = (4096, 1, 4096, 32, 32)  # s, b, h, a, layers (notes 004)
 

@@ -1,10 +1,10 @@
-"""Problem 7 · modules (public). The notes' parameter counts, a hand-checkable forward, snapshots."""
+"""modules (public). The notes' parameter counts, a hand-checkable forward, snapshots."""
 
 import pytest
 import torch
 
-from tests.seam.checks import expect_equal
-from tests.seam.snapshot import check_snapshot
+from tests.checks import expect_equal
+from tests.snapshot import check_snapshot
 
 TORCH_KINDS = ("mlp", "tied", "buffers", "mixed_dtypes", "frozen", "no_params", "bf16_embedding", "nested")
 
@@ -25,9 +25,9 @@ SNAPSHOT_INPUTS = {
 @pytest.mark.points(1)
 def test_notes_cruncher_8256(impl):
     """Cruncher(dim=64, num_layers=2) has 64*64 + 64*64 + 64 = 8256 parameters, 33,024 bytes (notes 001)"""
-    expect_equal(impl.probes.count_own_module("Cruncher", (64, 2)), (8256, 33_024),
+    expect_equal(impl.probes.count_own_module(cls="Cruncher", args=(64, 2)), (8256, 33_024),
                  "(count_parameters, parameter_bytes) of Cruncher(64, 2)")
-    run = impl.probes.cruncher_run(64, 2, 0, [torch.randn(5, 64)])
+    run = impl.probes.cruncher_run(dim=64, num_layers=2, seed=0, xs=[torch.randn(5, 64)])
     expect_equal(run["names"], ["layers.0.weight", "layers.1.weight", "final.weight"],
                  "Cruncher(64, 2).named_parameters() names")
     expect_equal(tuple(run["outs"][0].shape), (5,), "Cruncher(64, 2)(x).shape for x of shape (5, 64)")
@@ -36,7 +36,7 @@ def test_notes_cruncher_8256(impl):
 @pytest.mark.points(1)
 def test_notes_linear_2048(impl):
     """a float32 Linear(2048, 2048) has 4,194,304 parameters, 16,777,216 bytes: the notes' "16 MB" (notes 000)"""
-    expect_equal(impl.probes.count_own_module("Linear", (2048, 2048)), (4_194_304, 16_777_216),
+    expect_equal(impl.probes.count_own_module(cls="Linear", args=(2048, 2048)), (4_194_304, 16_777_216),
                  "(count_parameters, parameter_bytes) of Linear(2048, 2048)")
 
 
@@ -46,7 +46,7 @@ def test_linear_forward_by_hand(impl):
     w = torch.tensor([[1.0, 0.0, -1.0], [2.0, 1.0, 0.0]])         # (input_dim=2, output_dim=3)
     x1 = torch.tensor([3.0, 4.0])                                  # no leading dim
     x2 = torch.tensor([[[1.0, 1.0], [0.0, -2.0]]])                 # leading dims (1, 2)
-    got = impl.probes.linear_forward(w, [x1, x2])
+    got = impl.probes.linear_forward(weight=w, xs=[x1, x2])
     expect_equal(got["weight_shape"], (2, 3), "Linear(2, 3).weight.shape")
     expect_equal(got["ys"], [torch.tensor([11.0, 4.0, -3.0]),
                              torch.tensor([[[3.0, 1.0, -1.0], [-4.0, -2.0, 0.0]]])],

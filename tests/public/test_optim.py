@@ -1,12 +1,12 @@
-"""Problem 8 · optim (public). Notes 000's three-stage measurement, AdamW against
+"""optim (public). Notes 000's three-stage measurement, AdamW against
 torch.optim.AdamW on a small problem, and snapshots."""
 
 import pytest
 import torch
 
-from tests.seam.checks import expect_equal, fail
-from tests.seam.probes.optim import run_adamw
-from tests.seam.snapshot import check_snapshot
+from tests.checks import expect_equal, fail
+from seam.probes.optim import run_adamw
+from tests.snapshot import check_snapshot
 
 MiB = 2**20
 P_2048 = 2048 * 2048  # notes 000: nn.Linear(2048, 2048, bias=False), 4.2M parameters
@@ -45,7 +45,8 @@ def step_tensor_bytes(state: list) -> int:
 @pytest.mark.points(2)
 def test_notes_three_stages(impl):
     """your AdamW on notes 000's 2048x2048 bias-free linear: 16 MiB, 32 MiB, 64 MiB (4, 8, 16 bytes/param)"""
-    r = impl.probes.memory_stages("adamw", 2048, 2048, 1, 4, torch.float32, 0)
+    r = impl.probes.memory_stages(kind="adamw", in_dim=2048, out_dim=2048, layers=1, batch=4,
+                                  dtype=torch.float32, seed=0)
     step = step_tensor_bytes(r["state"])  # 0 for an int step counter, 4 for a 0-d float32 tensor
     if step > 8:
         fail("bytes of AdamW state tensors besides exp_avg and exp_avg_sq", step, 0,
@@ -62,7 +63,8 @@ def test_notes_three_stages(impl):
 @pytest.mark.points(1)
 def test_notes_three_stages_torch_adamw(impl):
     """the notes' own set-up with torch.optim.AdamW: 16 / 32 / 64 MiB, plus 4 bytes for torch's step tensor (notes 000)"""
-    r = impl.probes.memory_stages("torch_adamw", 2048, 2048, 1, 4, torch.float32, 0)
+    r = impl.probes.memory_stages(kind="torch_adamw", in_dim=2048, out_dim=2048, layers=1, batch=4,
+                                  dtype=torch.float32, seed=0)
     expect_equal(r["stages"], {
         "created": {"params": 16 * MiB, "grads": 0, "optimizer": 0, "total": 16 * MiB},
         "after_backward": {"params": 16 * MiB, "grads": 16 * MiB, "optimizer": 0, "total": 32 * MiB},
@@ -79,7 +81,7 @@ SMALL = {"seed": 0, "steps": 30, "checkpoints": [1, 2, 30],
 @pytest.mark.points(2)
 def test_adamw_matches_torch_small(impl):
     """AdamW follows torch.optim.AdamW for 30 steps on two parameter groups (rtol 1e-4, atol 1e-5)"""
-    got = impl.probes.adamw_run(SMALL)["checkpoints"]
+    got = impl.probes.adamw_run(spec=SMALL)["checkpoints"]
     want = run_adamw(torch.optim.AdamW, SMALL)["checkpoints"]
     for step, g_params, w_params in zip(SMALL["checkpoints"], got, want):
         for i, (g, w) in enumerate(zip(g_params, w_params)):

@@ -1,13 +1,11 @@
-"""Problem 11 · scaling (public). The notes' numbers (notes 004), and snapshots."""
+"""scaling (public). The notes' numbers (notes 004), and snapshots."""
 
 import numpy as np
 import pytest
 
-from tests.seam.checks import expect_equal
-from tests.seam.snapshot import check_snapshot
-
-HOFFMANN_2022 = (1.69, 406.4, 410.7, 0.34, 0.28)  # E, A, B, alpha, beta (notes 004)
-BESIROGLU_2024 = (1.8172, 482.01, 2085.43, 0.3478, 0.3658)
+from tests.checks import expect_equal
+from tests.common.scaling import BESIROGLU_2024, HOFFMANN_2022
+from tests.snapshot import check_snapshot
 
 SNAPSHOT_INPUTS = {
     "scaling.chinchilla_allocation": [(5.76e23,), (1e21, 20), (6.3e24, 1900), (120, 20), (1e25, 7.5), (0.0,),

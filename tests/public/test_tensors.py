@@ -1,10 +1,10 @@
-"""Problem 1 · tensors (public). Expected values: the notes, and snapshots of the reference."""
+"""tensors (public). Expected values: the notes, and snapshots of the reference."""
 
 import pytest
 import torch
 
-from tests.seam.checks import expect_equal, expect_raises
-from tests.seam.snapshot import check_snapshot
+from tests.checks import expect_equal, expect_raises
+from tests.snapshot import check_snapshot
 
 # (3, 4) contiguous x and its transpose t = x.T: the notes' running example (notes 001, 004).
 X, XS = (3, 4), (4, 1)

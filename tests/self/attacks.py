@@ -132,7 +132,7 @@ def pytest_runtest_makereport(item, call):
         ("numpy.py", "raise SystemExit('shadow numpy')\n"),
         ("pytest.py", "def fail(*a, **k): pass\n"),
         ("grader/__init__.py", "SCORE = 1000\n"),
-        ("tests/seam/checks.py", "def expect_equal(*a, **k): pass\n"))),
+        ("tests/checks.py", "def expect_equal(*a, **k): pass\n"))),
     Attack("monkeypatch pytest, builtins, torch and the comparison helpers", '''
 import builtins, math, torch
 try:

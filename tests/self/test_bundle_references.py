@@ -9,7 +9,7 @@ from grader.release import release_student
 
 # What a student reads: the handout, the stubs' docstrings, the public tests and what pytest prints.
 READ = ("README.md", "assignment/**/*.md", "student_stubs/*.py", "tests/public/*.py", "tests/conftest.py",
-        "tests/seam/*.py", "conftest.py", "pyproject.toml")
+        "seam/*.py", "conftest.py", "pyproject.toml")
 PATH = re.compile(r"(?<![\w/.])((?:assignment|student_stubs|tests)/[\w./-]*\w)")
 LINK = re.compile(r"\]\(([^)#\s]+)")
 # "notes 001", "notes 000/004", "(notes 000, 001, 004)", "notes 001 and 004"

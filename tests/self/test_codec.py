@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from tests.seam import codec
-from tests.seam.codec import Struct
+from seam import codec
+from seam.codec import Struct
 
 
 def roundtrip(value):

@@ -21,7 +21,7 @@ from grader import gradescope
 from grader.grade import run_tests
 from grader.paths import REFERENCE, ROOT
 from grader.report import validate
-from tests.seam import InProcess
+from seam import InProcess
 from tests.self.bugs import all_bugs
 
 DEPLOY = ROOT / "deploy" / "docker"

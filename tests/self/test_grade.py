@@ -14,7 +14,7 @@ import torch
 
 from grader.paths import REFERENCE, ROOT, STUBS
 from grader.report import per_problem, validate
-from tests.seam.layout import PROBLEMS
+from seam.problems import PROBLEMS
 from tests.self.bugs import all_bugs
 
 

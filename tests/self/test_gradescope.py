@@ -18,8 +18,8 @@ from grader import gradescope
 from grader.grade import run_tests
 from grader.paths import REFERENCE, ROOT
 from grader.report import validate
-from tests.seam import InProcess
-from tests.seam.layout import PROBLEMS
+from seam import InProcess
+from seam.problems import PROBLEMS
 from tests.self.bugs import all_bugs
 
 BUG = next(b for b in all_bugs() if b.id == "intensity:ridge point inverted (bandwidth / peak)")
@@ -48,7 +48,7 @@ def test_zip_layout(tmp_path):
         assert f"reference/{problem}.py" in names
         assert f"tests/hidden/test_{problem}.py" in names and f"tests/public/test_{problem}.py" in names
     assert {"pyproject.toml", "README.md", "grader/gradescope.py", "grader/_worker.py",
-            "tests/seam/__init__.py", "tests/conftest.py"} <= names
+            "seam/__init__.py", "tests/conftest.py"} <= names
     leftovers = [n for n in names if "__pycache__" in n or n.endswith(".pyc")
                  or any(part.startswith(".") for part in n.split("/"))]
     assert not leftovers, leftovers

@@ -5,12 +5,9 @@ import re
 import pytest
 
 from grader.paths import ROOT
-from grader.rubric import collect, handout_table, points_by_problem, render
+from grader.rubric import collect, handout_table, points_by_problem, stale
 from grader.snapshots import check
-from tests.seam.layout import PROBLEMS
-
-SECTIONS = ROOT / "assignment" / "problems"
-
+from seam.problems import PROBLEMS, problem_number, section
 
 @pytest.fixture(scope="module")
 def facts():
@@ -22,20 +19,22 @@ def test_every_problem_is_graded(facts):
     assert all(row["public"] > 0 and row["hidden"] > 0 for row in table.values()), table
 
 
-def test_handout_points_table_matches_rubric(facts):
-    assert handout_table() == render(facts), "run `python -m grader rubric --write`"
+def test_handout_is_generated_from_registry_and_rubric(facts):
+    """The problem table and every section's heading and points line, as `rubric --write` writes them."""
+    assert stale(facts) == [], "run `python -m grader rubric --write`"
 
 
 @pytest.mark.parametrize("problem", PROBLEMS)
 def test_problem_section_states_its_points(facts, problem):
-    n = PROBLEMS.index(problem) + 1
-    [section] = SECTIONS.glob(f"{n:02d}_{problem}.md")
-    text = section.read_text()
-    assert text.startswith(f"# {n}. {problem}")
+    """The points line reads what the tests' markers add up to (independently of rubric.py's writer)."""
+    text = (ROOT / section(problem)).read_text()
+    assert text.startswith(f"# {problem_number(problem)}. {problem} — {PROBLEMS[problem].title}\n")
     row = points_by_problem(facts)[problem]
     m = re.search(r"\*\*Points: ([\d.]+)\*\* \(public ([\d.]+), hidden ([\d.]+)\)", text)
-    assert m, f"{section.name} needs a '**Points: T** (public P, hidden H)' line"
+    assert m, f"{section(problem)} needs a '**Points: T** (public P, hidden H)' line"
     assert tuple(map(float, m.groups())) == (row["public"] + row["hidden"], row["public"], row["hidden"])
+    assert f"| {problem_number(problem)} | `{problem}` | [{PROBLEMS[problem].title}](problems/{problem}.md) " \
+        f"| {row['public']:g} | {row['hidden']:g} |" in handout_table()
 
 
 def test_snapshots_are_current():

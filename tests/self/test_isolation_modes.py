@@ -12,7 +12,7 @@ from grader.isolation import (MODES, Isolation, IsolationUnavailable, UidLease, 
                               python_paths)
 from grader.paths import ROOT
 from grader.sandbox import Limits, Sandbox
-from tests.seam import SandboxFailure
+from seam import SandboxFailure
 
 MODULE = '''
 import os

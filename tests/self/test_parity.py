@@ -7,8 +7,8 @@ import inspect
 import pytest
 
 from grader.paths import REFERENCE, STUBS
-from tests.seam.callee import load_package
-from tests.seam.layout import PROBLEMS
+from seam.callee import load_package
+from seam.problems import PROBLEMS
 
 REF, STUB = "parity_reference", "parity_stubs"
 load_package(REFERENCE, REF)

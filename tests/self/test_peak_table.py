@@ -8,7 +8,7 @@ import torch
 from grader.paths import ROOT
 from reference.benchmarking import DEVICE_NAME_RULES, PEAK_FLOPS, peak_flops
 
-HANDOUT = ROOT / "assignment" / "problems" / "10_benchmarking.md"
+HANDOUT = ROOT / "assignment" / "problems" / "benchmarking.md"
 
 
 def handout_rows() -> dict[str, tuple[float, float]]:

@@ -3,8 +3,8 @@
 import pytest
 
 from grader.grade import run_tests
-from tests.seam import InProcess
-from tests.seam.layout import PROBLEMS
+from seam import InProcess
+from seam.problems import PROBLEMS
 from tests.self.bugs import all_bugs
 
 BUGS = all_bugs()

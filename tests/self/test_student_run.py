@@ -10,7 +10,7 @@ import pytest
 
 from grader.release import release_student
 from tests.conftest import stubs_left
-from tests.seam.layout import PROBLEMS
+from seam.problems import PROBLEMS
 
 
 @pytest.fixture(scope="module")
@@ -39,9 +39,9 @@ def test_first_run_on_the_stubs_is_a_short_todo_list(bundle):
     # a line per problem, and what to do next
     for n, p in enumerate(PROBLEMS, 1):
         assert any(re.match(rf"\s*{n}\s+{p}\s+0 / \d+", line) for line in lines), p
-    assert "next: problem 1 (tensors): read assignment/problems/01_tensors.md" in out
+    assert "next: problem 1 (tensors): read assignment/problems/tensors.md" in out
     # no seam internals: no probe names, no seam frames, no tracebacks
-    assert "probes." not in out and "tests/seam" not in out and "Traceback" not in out
+    assert "probes." not in out and "seam/" not in out and "Traceback" not in out
 
 
 def test_a_student_error_shows_their_own_frames(bundle, tmp_path):
@@ -58,7 +58,7 @@ def test_a_student_error_shows_their_own_frames(bundle, tmp_path):
     assert "Traceback (your code, most recent call last):" in out
     assert re.search(rf'File "{re.escape(str(mine))}/flops.py", line \d+, in matmul_flops\n\s+return _helper', out)
     assert re.search(rf'File "{re.escape(str(mine))}/flops.py", line \d+, in _helper\n\s+return m / 0', out)
-    assert "tests/seam" not in out and "codec.py" not in out and "callee.py" not in out
+    assert "seam/" not in out and "codec.py" not in out and "callee.py" not in out
     assert "called from tests/public/test_flops.py:" in out
 
 

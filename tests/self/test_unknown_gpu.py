@@ -13,7 +13,7 @@ from grader import gpu as gpu_info
 from grader.grade import grade, run_tests
 from grader.paths import REFERENCE
 from grader.report import build_results, validate
-from tests.seam import InProcess
+from seam import InProcess
 
 # Every spelling torch.cuda.get_device_name() gives for the cards the course may grade on.
 KNOWN = ["NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200",

@@ -10,7 +10,7 @@ import importlib
 import pkgutil
 from pathlib import Path
 
-from tests.seam.layout import PROBLEMS
+from seam.problems import PROBLEMS, problem_number
 
 REFERENCE = Path(__file__).resolve().parents[3] / "reference"
 
@@ -48,7 +48,7 @@ class Bug:
 
 def all_bugs() -> list[Bug]:
     bugs = []
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: PROBLEMS.index(i.name)):
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: problem_number(i.name)):
         module = importlib.import_module(f"{__name__}.{info.name}")
         bugs += module.BUGS
     return bugs

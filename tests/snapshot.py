@@ -13,11 +13,11 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from . import codec
-from .checks import call_text, expect_equal, expect_raises
-from . import PASSTHROUGH
+from seam import PASSTHROUGH, codec
+from seam.probes import problem_of
+from tests.checks import call_text, expect_equal, expect_raises
 
-SNAPSHOT_DIR = Path(__file__).resolve().parents[1] / "public" / "snapshots"
+SNAPSHOT_DIR = Path(__file__).resolve().parent / "public" / "snapshots"
 
 
 @lru_cache(maxsize=None)
@@ -29,8 +29,7 @@ def load(problem: str) -> dict:
 
 def check_snapshot(impl, target: str, rtol: float = 1e-9, atol: float = 0.0) -> None:
     """Every recorded case of ``target``: same result as the reference (or the same exception)."""
-    problem = target.split(".")[0] if not target.startswith("probes.") else target_problem(target)
-    cases = load(problem)[target]
+    cases = load(problem_of(target))[target]
     assert cases, f"no snapshot cases for {target}"
     for case in cases:
         args, what = case["args"], call_text(target, case["args"])
@@ -38,8 +37,3 @@ def check_snapshot(impl, target: str, rtol: float = 1e-9, atol: float = 0.0) -> 
             expect_raises(PASSTHROUGH[case["raises"]], lambda: impl.call(target, *args), what)
         else:
             expect_equal(impl.call(target, *args), case["expected"], what, rtol=rtol, atol=atol)
-
-
-def target_problem(target: str) -> str:
-    from .probes import PROBLEM_OF
-    return PROBLEM_OF[target.split(".", 1)[1]]

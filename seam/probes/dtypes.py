@@ -1,4 +1,4 @@
-"""Probes for problem 2 · dtypes: run the implementation's round_to while watching for PyTorch's own
+"""Probes for dtypes: run the implementation's round_to while watching for PyTorch's own
 casts to a narrow floating-point dtype. No expected answers live here.
 
 round_to must do the rounding itself (integer/float arithmetic), not call ``x.to(torch.float16)``

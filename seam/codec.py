@@ -22,6 +22,8 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from .problems import STRUCT_MODULES
+
 # torch dtypes that may cross, by name. Bit-exact: bytes are copied, never re-parsed.
 TORCH_DTYPES = {
     name: getattr(torch, name)
@@ -31,8 +33,6 @@ TORCH_DTYPES = {
 NUMPY_DTYPES = ("float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8",
                 "uint16", "uint32", "bool")
 
-# The given dataclasses that tests may pass by value; the callee rebuilds them from its own module.
-STRUCT_MODULES = {"TransformerConfig": "adamw_accounting", "FloatFormat": "dtypes"}
 
 MAX_DEPTH = 64
 

@@ -15,16 +15,18 @@ ValueError/IndexError/... by name, anything else as ``SubmissionError``.
 
 from pathlib import Path
 
-import pytest
-
 from . import codec
 from .callee import Callee
 from .codec import Struct
-from .layout import PROBLEMS
+from .problems import PROBLEMS
 from .probes import student_name
 
-# Set by the grader's pytest plugin: the sandboxed submission that the ``impl`` fixture returns.
-GRADED_IMPL = pytest.StashKey["Impl"]()
+# The name the grader's pytest plugin is registered under; tests/conftest.py asks pytest for it
+# (its ``impl`` is then the sandboxed submission, and the student-facing output stays quiet).
+GRADER_PLUGIN = "cs336-grader"
+
+# What a GPU-marked test reports on a machine without CUDA (a student's pytest, or a CPU grader).
+GPU_NOT_RUN = "not run: needs CUDA (GPU tests are graded on a CUDA runner)"
 
 # Exceptions a test may expect from student code, rebuilt by name on the trusted side.
 PASSTHROUGH = {e.__name__: e for e in (ValueError, IndexError, TypeError, KeyError,
@@ -48,6 +50,9 @@ class Impl:
     """An implementation under test. Subclasses decide where the code runs (``_send``)."""
 
     label = "implementation"
+    # When the running test must end (time.monotonic()), set by the grader's plugin per test from
+    # its time_limit marker or --time-limit; None: no test running (the sandbox's default applies).
+    deadline: float | None = None
 
     def __getattr__(self, name):
         if name in PROBLEMS or name == "probes":
@@ -59,10 +64,14 @@ class Impl:
                    "args": codec.to_plain(list(args)), "kwargs": codec.to_plain(kwargs)}
         return self._unwrap(target, self._send(request))
 
-    def map(self, target: str, calls) -> list:
-        """``target(*args)`` for each args tuple in ``calls``, in one round trip. Each item is the
-        value returned, or the exception raised (rebuilt here, as ``call`` would raise it)."""
-        request = {"op": "map", "target": target, "calls": [codec.to_plain(list(a)) for a in calls]}
+    def map(self, target: str, calls, kwargs=None) -> list:
+        """``target(*args, **kw)`` for each args tuple in ``calls`` (and dict in ``kwargs``, if
+        given), in one round trip. Each item is the value returned, or the exception raised
+        (rebuilt here, as ``call`` would raise it)."""
+        kwargs = kwargs if kwargs is not None else [{}] * len(calls)
+        request = {"op": "map", "target": target,
+                   "calls": [{"args": codec.to_plain(list(a)), "kwargs": codec.to_plain(k)}
+                             for a, k in zip(calls, kwargs, strict=True)]}
         response = self._send(request)
         if type(response) is dict and set(response) == {"ok"} and type(response["ok"]) is list \
                 and len(response["ok"]) == len(request["calls"]):
@@ -147,16 +156,31 @@ class _Namespace:
 
 
 class InProcess(Impl):
-    """Runs the folder's code in this process; the JSON round trip keeps results plain."""
+    """Runs the folder's code in this process; the JSON round trip keeps results plain.
 
-    def __init__(self, folder: Path, package: str, typecheck: bool = False):
+    ``memo``: remember every answer, for the life of the process, keyed by the folder and the
+    request. Only for trusted code whose answers depend on the request alone (the reference on a
+    CPU run): a batch job then computes the reference's answers once for the whole class, not
+    once per student. Never for a submission, and never where answers are measurements."""
+
+    _memo: dict[tuple[str, bytes], bytes] = {}
+    MEMO_ENTRY = 16 << 20  # larger answers are recomputed, not kept
+
+    def __init__(self, folder: Path, package: str, typecheck: bool = False, memo: bool = False):
         self.folder = Path(folder)
         self.label = package
+        self.memo = memo
         self.callee = Callee(self.folder, package, typecheck=typecheck, shown_as=_shown_as(self.folder))
 
     def _send(self, request: dict) -> dict:
-        response = self.callee.handle(codec.loads(codec.dumps(request)))
-        return codec.loads(codec.dumps(response))
+        text = codec.dumps(request)
+        key = (str(self.folder.resolve()), text)
+        answer = InProcess._memo.get(key) if self.memo else None
+        if answer is None:
+            answer = codec.dumps(self.callee.handle(codec.loads(text)))
+            if self.memo and len(answer) <= self.MEMO_ENTRY:
+                InProcess._memo[key] = answer
+        return codec.loads(answer)
 
 
 def _shown_as(folder: Path) -> str:

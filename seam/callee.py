@@ -23,7 +23,7 @@ from pathlib import Path
 from types import ModuleType
 
 from . import codec, probes
-from .layout import PROBLEMS
+from .problems import PROBLEMS, STRUCT_MODULES
 
 
 class ModuleUnavailable(Exception):
@@ -112,7 +112,7 @@ class Callee:
             raise ModuleUnavailable(msg) from None
 
     def _struct(self, name: str, fields: dict):
-        cls = getattr(self.module(codec.STRUCT_MODULES[name]), name)
+        cls = getattr(self.module(STRUCT_MODULES[name]), name)
         return cls(**fields)
 
     def _resolve(self, target: str):
@@ -146,7 +146,9 @@ class Callee:
                 calls = request.get("calls")
                 if type(calls) is not list:
                     raise codec.DecodeError("bad calls")
-                return {"ok": [self._call(obj, {"args": c}) for c in calls]}
+                if any(type(c) is not dict for c in calls):
+                    raise codec.DecodeError("bad calls")
+                return {"ok": [self._call(obj, c) for c in calls]}
             return self._call(obj, request)
         except BaseException as e:  # a missing attribute, an unencodable constant, ...
             return self._raised(e)

@@ -1,4 +1,4 @@
-"""Probes for problem 7 · modules: build the implementation's Linear / Cruncher, drive them, and
+"""Probes for modules: build the implementation's Linear / Cruncher, drive them, and
 hand back plain data (tensors, numbers, shapes). No expected answers live here.
 
 The "no torch.nn.Linear, no F.linear" rule is checked with a TorchFunctionMode that records every

@@ -1,4 +1,4 @@
-"""Probes for problem 9 · training: get_batch on real memmaps, train_step, checkpoints, bf16.
+"""Probes for training: get_batch on real memmaps, train_step, checkpoints, bf16.
 
 Helper objects are PyTorch's own (an nn.Sequential model, torch.optim.AdamW), never another
 problem's student code. Files go to a fresh temporary directory (in the sandbox, TMPDIR is the

@@ -1,4 +1,4 @@
-"""Probes for problem 10 · benchmarking: time_matmul and matmul_mfu under a recorded, fake clock.
+"""Probes for benchmarking: time_matmul and matmul_mfu under a recorded, fake clock.
 
 What the timing contract says (reference docstring): allocate, run `warmup` products, synchronise
 (CUDA), read the clock, run `trials` products, synchronise (CUDA), read the clock, return

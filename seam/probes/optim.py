@@ -1,4 +1,4 @@
-"""Probes for problem 8 · optim: drive the implementation's AdamW, optimizer_state_bytes and
+"""Probes for optim: drive the implementation's AdamW, optimizer_state_bytes and
 memory_by_stage, and hand back plain data. No expected answers live here.
 
 The scenario builders (``run_adamw``, ``run_state_model``, ``memory_scenario``) are plain

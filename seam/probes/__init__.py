@@ -33,6 +33,13 @@ def probe(problem: str, calls: str):
     return register
 
 
+def problem_of(target: str) -> str:
+    """The problem a seam target belongs to: ``optim.AdamW`` -> ``optim``, ``probes.adamw_run`` ->
+    ``optim`` (the problem it is registered with); "" for an unknown probe."""
+    head, _, name = target.partition(".")
+    return PROBLEM_OF.get(name, "") if head == "probes" else head
+
+
 def student_name(target: str) -> str:
     """``probes.adamw_run`` -> ``optim.AdamW``; any other target is already the student's name."""
     head, _, name = target.partition(".")

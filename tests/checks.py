@@ -1,0 +1,280 @@
+"""Checks for tests: one helper for cases (``check_cases``), and the comparisons under it, strict
+about types and readable when they fail (got / expected).
+
+A hidden test is a table of cases, run through one helper:
+
+    check_cases(impl, "tensors.view_strides", [case((3, 4), (4, 1), (4, 3)), ...],
+                ref=ref, oracle=torch_view)
+
+``check_cases`` makes every call of the submission in one round trip, decides what each call is
+due (the case's own ``want``, else the oracle's answer, else the reference's), checks that the
+reference agrees with the oracle (if not, the test itself is wrong), and fails on the first call
+whose answer differs, naming the call. A due exception is written ``raises("ValueError")``.
+
+Values reaching a test have crossed the seam, so they are built-in values or real tensors; the
+comparisons still check the type first, so a float where an int is due, a list where a tuple is
+due, or a bool where an int is due fails with a message that says so.
+"""
+
+import dataclasses
+import math
+from typing import Any, Callable
+
+import pytest
+import torch
+
+from seam import PASSTHROUGH
+
+MAX_REPR = 300
+
+
+def show(value) -> str:
+    if isinstance(value, BaseException):  # a call that raised where a value was due
+        return f"raised {type(value).__name__}" + (f": {value}" if str(value) else "")
+    if isinstance(value, torch.Tensor):
+        body = repr(value.detach().flatten()[:8].tolist())
+        return f"tensor(dtype={value.dtype}, shape={tuple(value.shape)}, first={body})"
+    text = repr(value)
+    return text if len(text) <= MAX_REPR else text[:MAX_REPR] + "..."
+
+
+def call_text(name: str, args=(), kwargs=None) -> str:
+    parts = [show(a) for a in args] + [f"{k}={show(v)}" for k, v in (kwargs or {}).items()]
+    return f"{name}({', '.join(parts)})"
+
+
+def fail(what: str, got, expected, note: str = "") -> None:
+    extra = f"\n  {note}" if note else ""
+    pytest.fail(f"{what}\n  expected: {show(expected)}\n  got:      {show(got)}{extra}", pytrace=False)
+
+
+def _kind(value) -> str:
+    if isinstance(value, torch.Tensor):
+        return "tensor"
+    return "None" if value is None else type(value).__name__
+
+
+def _mismatch(got, expected, rtol: float, atol: float, at: str = "") -> str | None:
+    """None when ``got`` has the type structure of ``expected`` and equal values (floats within
+    rtol/atol; 0, 0 = exact); else where and how they differ, naming both types if those differ.
+
+    The one type rule (the handout states it): a value must be of the promised type. Subclasses
+    of built-in types were already turned into the built-in type when they crossed the seam
+    (torch.Size -> tuple, Counter -> dict, numpy.int64 -> int); an int is accepted where a float
+    is promised (Python's own rule), never a float where an int is, nor a bool for an int."""
+    te, where = type(expected), f"at {at}: " if at else ""
+
+    def wrong_type():
+        return f"{where}expected {_kind(expected)}, got {_kind(got)} {show(got)}"
+
+    if te is bool or expected is None or te is str or te is int:
+        if type(got) is not te:
+            return wrong_type()
+        return None if got == expected else (f"{where}values differ" if at else "")
+    if te is float:
+        if type(got) not in (int, float):
+            return wrong_type()
+        if math.isnan(expected):
+            same = math.isnan(got)
+        elif rtol == 0 and atol == 0:
+            same = got == expected
+        else:
+            same = math.isclose(got, expected, rel_tol=rtol, abs_tol=atol)
+        return None if same else (f"{where}values differ" if at else "")
+    if te in (tuple, list):
+        if type(got) is not te:
+            return wrong_type()
+        if len(got) != len(expected):
+            return f"{where}expected {len(expected)} items, got {len(got)}"
+        for i, (g, e) in enumerate(zip(got, expected)):
+            why = _mismatch(g, e, rtol, atol, f"{at}[{i}]")
+            if why is not None:
+                return why
+        return None
+    if te is dict:
+        if type(got) is not dict:
+            return wrong_type()
+        if set(got) != set(expected):
+            return (f"{where}keys differ: missing {sorted(set(expected) - set(got))}, "
+                    f"unexpected {sorted(set(got) - set(expected))}")
+        for k in expected:
+            why = _mismatch(got[k], expected[k], rtol, atol, f"{at}[{k!r}]")
+            if why is not None:
+                return why
+        return None
+    if isinstance(expected, torch.Tensor):
+        if type(got) is not torch.Tensor:
+            return wrong_type()
+        if got.dtype != expected.dtype or got.shape != expected.shape:
+            return (f"{where}expected a {expected.dtype} tensor of shape {tuple(expected.shape)}, "
+                    f"got {got.dtype} of shape {tuple(got.shape)}")
+        return None if tensors_match(got, expected, rtol, atol) else (f"{where}values differ" if at else "")
+    if type(got) is not te:
+        return wrong_type()
+    return None if got == expected else (f"{where}values differ" if at else "")
+
+
+def tensors_match(got, expected: torch.Tensor, rtol: float = 0.0, atol: float = 0.0) -> bool:
+    if type(got) is not torch.Tensor or got.dtype != expected.dtype or got.shape != expected.shape:
+        return False
+    if rtol == 0 and atol == 0:  # bit for bit (NaN payloads and signed zeros included)
+        if expected.is_floating_point():
+            return bool(torch.equal(got.reshape(-1).view(torch.uint8),
+                                    expected.reshape(-1).view(torch.uint8)))
+        return bool(torch.equal(got, expected))
+    return bool(torch.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True))
+
+
+def expect_equal(got, expected, what: str, rtol: float = 0.0, atol: float = 0.0, note: str = ""):
+    """Fail unless ``got`` has exactly the type structure of ``expected`` and equal values."""
+    why = _mismatch(got, expected, rtol, atol)
+    if why is not None:
+        tol = f"tolerance: rtol={rtol:g}, atol={atol:g}" if (rtol or atol) else ""
+        fail(what, got, expected, "; ".join(s for s in (why, tol, note) if s))
+
+
+def ended(got) -> str:
+    """How a call ended, in the words every bad-input failure uses."""
+    return show(got) if isinstance(got, BaseException) else f"returned {show(got)}, no exception"
+
+
+def expect_error(got, exc: type[BaseException] | str, what: str) -> None:
+    """``got`` (a value or an exception, as ``impl.map`` gives them) must be ``exc`` raised."""
+    name = exc if isinstance(exc, str) else exc.__name__
+    ok = isinstance(got, BaseException) and (type(got).__name__ == name if isinstance(exc, str)
+                                              else isinstance(got, exc))
+    if not ok:
+        pytest.fail(f"{what}\n  expected: raises {name}\n  got:      {ended(got)}", pytrace=False)
+
+
+def expect_raises(exc: type[BaseException], fn, what: str):
+    """Fail unless ``fn()`` raises ``exc`` (exactly that family; a crash is not a pass)."""
+    try:
+        got = fn()
+    except exc as e:
+        return e
+    expect_error(got, exc, what)
+
+
+@dataclasses.dataclass(frozen=True)
+class Raises:
+    """What a case is due when the call must raise: the exception's name ("ValueError")."""
+    name: str
+
+    def __repr__(self) -> str:
+        return f"raises {self.name}"
+
+
+def raises(exc: type[BaseException] | str) -> Raises:
+    return Raises(exc if isinstance(exc, str) else exc.__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class Returns:
+    """What a case is due when a valid input must simply return: any value, or one of type
+    ``kind`` (exactly that type) when given."""
+    kind: type | None = None
+
+    def __repr__(self) -> str:
+        return "returns (a valid input)" + (f", a {self.kind.__name__}" if self.kind else "")
+
+
+def returns(kind: type | None = None) -> Returns:
+    return Returns(kind)
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET = _Unset()  # a case without its own ``want``: the oracle or the reference says what is due
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One call of the target: its arguments, and what it is due (``want``: a value or
+    ``raises(...)``; unset: the oracle's answer, else the reference's). ``what`` names the call in
+    a failure (default: the call itself, ``target(args)``)."""
+    args: tuple = ()
+    kwargs: dict = dataclasses.field(default_factory=dict)
+    want: Any = UNSET
+    what: str = ""
+
+
+def case(*args, want: Any = UNSET, what: str = "", **kwargs) -> Case:
+    """``case(2, 3, want=6)``; keyword arguments of the call are keywords here too."""
+    return Case(args, kwargs, want, what)
+
+
+def _answer(fn: Callable, c: Case):
+    """What ``fn`` gives for the case: its value, or raises(name) for an exception a test may expect."""
+    try:
+        return fn(*c.args, **c.kwargs)
+    except tuple(PASSTHROUGH.values()) as e:
+        return raises(type(e))
+
+
+def _from_map(value):
+    return raises(type(value)) if isinstance(value, Exception) else value
+
+
+def check_cases(impl, target: str, cases, *, ref=None, oracle: Callable | None = None,
+                rtol: float = 0.0, atol: float = 0.0, note: str = "",
+                compare: Callable | None = None) -> list:
+    """Every case of ``target`` on ``impl`` (one round trip), against what each case is due.
+
+    Due: the case's ``want``; else ``oracle(*args, **kwargs)`` (PyTorch, or a count made here);
+    else the reference's answer (``ref``). With ``ref`` and another source both present, the
+    reference must agree with that source first: an AssertionError then says the test is wrong,
+    not the student. Values are compared by ``expect_equal`` (exact types; floats within
+    rtol/atol, stated in the message) or by ``compare(got, due, what)``; a due exception must be
+    raised by name. Returns what the submission gave, for checks beyond the value."""
+    cases = [c if isinstance(c, Case) else Case(tuple(c)) for c in cases]
+    calls, kwargs = [c.args for c in cases], [c.kwargs for c in cases]
+    got = impl.map(target, calls, kwargs)
+    refs = [_from_map(v) for v in ref.map(target, calls, kwargs)] if ref is not None else [UNSET] * len(cases)
+    same = compare or (lambda g, d, what: expect_equal(g, d, what, rtol=rtol, atol=atol, note=note))
+    for c, g, r in zip(cases, got, refs):
+        if getattr(g, "not_implemented", ""):
+            raise g  # a stub's to-do, not a wrong answer: the student's run lists it as not implemented
+        what = c.what or call_text(target, c.args, c.kwargs)
+        due = c.want if c.want is not UNSET else _answer(oracle, c) if oracle is not None else r
+        if due is UNSET:
+            raise AssertionError(f"{what}: the case has no want, no oracle and no reference")
+        if r is not UNSET and (c.want is not UNSET or oracle is not None):
+            _reference_agrees(r, due, what, same)
+        _expect(g, due, what, same)
+    return got
+
+
+def _reference_agrees(r, due, what: str, same: Callable) -> None:
+    """The reference must give what the oracle (or the case) gives; if not, the test is wrong."""
+    if isinstance(due, Returns):
+        ok = not isinstance(r, Raises) and (due.kind is None or type(r) is due.kind)
+    elif isinstance(r, Raises) or isinstance(due, Raises):
+        ok = r == due
+    else:
+        try:
+            same(r, due, what)
+            ok = True
+        except pytest.fail.Exception:
+            ok = False
+    if not ok:
+        raise AssertionError(f"{what}: the reference gives {show(r)}, the test expects {show(due)}; "
+                             f"the test is wrong, not the submission")
+
+
+def _expect(got, due, what: str, same: Callable) -> None:
+    """``got`` is what ``impl.map`` gave: a value, or the exception the submission raised."""
+    if isinstance(due, Raises):
+        expect_error(got, due.name, what)
+    elif isinstance(due, Returns) and not isinstance(got, BaseException):
+        if due.kind is not None and type(got) is not due.kind:
+            fail(what, got, due, f"expected {due.kind.__name__}, got {_kind(got)}")
+    elif isinstance(got, BaseException):
+        where = getattr(got, "student_traceback", "")  # their own frames, as an uncaught error shows them
+        tb = f"\nTraceback (your code, most recent call last):\n{where}" if where else ""
+        pytest.fail(f"{what}\n  expected: {show(due)}\n  got:      {ended(got)}{tb}", pytrace=False)
+    else:
+        same(got, due, what)
