@@ -16,7 +16,7 @@ ValueError/IndexError/... by name, anything else as ``SubmissionError``.
 from pathlib import Path
 
 from . import codec
-from .callee import Callee
+from .callee import EXPECTED, Callee
 from .codec import Struct
 from .problems import PROBLEMS
 from .probes import student_name
@@ -29,8 +29,7 @@ GRADER_PLUGIN = "cs336-grader"
 GPU_NOT_RUN = "not run: needs CUDA (GPU tests are graded on a CUDA runner)"
 
 # Exceptions a test may expect from student code, rebuilt by name on the trusted side.
-PASSTHROUGH = {e.__name__: e for e in (ValueError, IndexError, TypeError, KeyError,
-                                        NotImplementedError, ZeroDivisionError)}
+PASSTHROUGH = {e.__name__: e for e in EXPECTED}
 
 
 class SubmissionError(Exception):

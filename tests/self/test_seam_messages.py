@@ -104,3 +104,11 @@ def test_a_module_that_does_not_import_fails_every_call_the_same_way(tmp_path):
     with pytest.raises(SubmissionError) as batch:  # map too: never taken for an expected ValueError
         impl.map("flops.matmul_flops", [(-1, 2, 3)])
     assert str(one.value) == str(batch.value) and str(one.value).startswith("flops.py could not be imported (SyntaxError")
+
+
+def test_a_subclass_of_an_expected_exception_counts_as_it(tmp_path):
+    """A student's own `class ShapeError(ValueError)` is a ValueError, as pytest.raises would say."""
+    impl = impl_with(tmp_path, "flops", "class ShapeError(ValueError):\n    pass\n\n"
+                                        "def matmul_flops(m, k, n):\n    raise ShapeError(f'bad size {m}')\n", "sub")
+    [got] = impl.map("flops.matmul_flops", [(-1, 2, 3)])
+    assert type(got) is ValueError and str(got) == "bad size -1"
