@@ -5,9 +5,15 @@ import pytest
 
 from grader.grade import run_tests
 from seam import InProcess
+from seam.problems import PROBLEMS
 from tests.self.alternatives import all_alternatives, build
 
 ALTERNATIVES = all_alternatives()
+
+
+def test_every_problem_has_two_alternatives():
+    counts = {p: sum(a[0] == p for a in ALTERNATIVES) for p in PROBLEMS}
+    assert all(n >= 2 for n in counts.values()), f"problems with fewer than 2 alternatives: {counts}"
 
 
 @pytest.mark.parametrize("problem, how, path", ALTERNATIVES, ids=[f"{p}:{h}" for p, h, _ in ALTERNATIVES])
