@@ -28,7 +28,7 @@ import time
 import zipfile
 from pathlib import Path
 
-from .paths import ROOT
+from .paths import ROOT, TEST_SUPPORT
 
 ROOT_ENV = "AUTOGRADER_ROOT"
 DEFAULT_ROOT = "/autograder"
@@ -40,8 +40,7 @@ GPU_NOTE = ("GPU tests are not part of this score: Gradescope has no GPU. They a
 # What the autograder needs of this checkout: the grader, the graded tests and what they import
 # (the seam, the reference), and the files `pip install -e` reads. Not tests/self, benchmarks,
 # deploy or the handout.
-SHIPPED = ("pyproject.toml", "README.md", "grader", "reference", "student_stubs",
-           "seam", "tests/__init__.py", "tests/conftest.py", "tests/checks.py", "tests/snapshot.py", "tests/common",
+SHIPPED = ("pyproject.toml", "README.md", "grader", "reference", "student_stubs", *TEST_SUPPORT,
            "tests/public", "tests/hidden")
 # (grader/student_bundle: the students' bundle's files; the autograder releases no bundle)
 SKIPPED_NAMES = {"__pycache__", ".git", ".pytest_cache", ".DS_Store", "student_bundle"}

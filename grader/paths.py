@@ -11,3 +11,7 @@ REFERENCE = ROOT / "reference"
 STUBS = ROOT / "student_stubs"
 SCHEMA = Path(__file__).with_name("results.schema.json")
 TEST_DIRS = (ROOT / "tests" / "public", ROOT / "tests" / "hidden")  # the graded tests
+# What any graded test imports besides the code under test (relative to ROOT): the seam and the
+# test helpers. The students' bundle and the Gradescope zip both ship it.
+TEST_SUPPORT = ("seam", "tests/__init__.py", "tests/conftest.py", "tests/checks.py", "tests/snapshot.py",
+                "tests/common")

@@ -11,10 +11,9 @@ import shutil
 import tomllib
 from pathlib import Path
 
-from .paths import ROOT
+from .paths import ROOT, TEST_SUPPORT
 
-SHIPPED = ("assignment", "student_stubs", "seam", "tests/__init__.py", "tests/conftest.py",
-           "tests/checks.py", "tests/snapshot.py", "tests/common", "tests/public")
+SHIPPED = ("assignment", "student_stubs", *TEST_SUPPORT, "tests/public")
 BUNDLE_FILES = Path(__file__).with_name("student_bundle")
 # the reference's type checks, the results schema, batch's roster, progress bar and raw record
 GRADER_ONLY = ("beartype", "jsonschema", "pyyaml", "tqdm", "pytest-json-report")

@@ -169,11 +169,12 @@ class InProcess(Impl):
         self.folder = Path(folder)
         self.label = package
         self.memo = memo
+        self._memo_folder = str(self.folder.resolve())  # the memo's key: which code answered
         self.callee = Callee(self.folder, package, typecheck=typecheck, shown_as=_shown_as(self.folder))
 
     def _send(self, request: dict) -> dict:
         text = codec.dumps(request)
-        key = (str(self.folder.resolve()), text)
+        key = (self._memo_folder, text)
         answer = InProcess._memo.get(key) if self.memo else None
         if answer is None:
             answer = codec.dumps(self.callee.handle(codec.loads(text)))
