@@ -29,15 +29,16 @@ from seam.problems import PROBLEMS
 
 def run_tests(impl, gpu: str, cuda: bool, time_limit: float, quiet: bool,
               problems: list[str] | None = None, unknown_gpu: str | None = None,
-              record: Path | None = None) -> GraderPlugin:
+              record: Path | None = None, first_failure: bool = False) -> GraderPlugin:
     """Run the graded tests (of ``problems``, default all) against ``impl``; the plugin holds
     one fact per test. ``unknown_gpu``: this GPU's name if the peak table lacks it. ``record``:
-    also write pytest-json-report's raw record there. Safe to call many times in one process
+    also write pytest-json-report's raw record there. ``first_failure``: stop at the first test
+    that does not pass (mutation testing only needs to know whether one fails). Safe to call many times in one process
     (batch does): each call is a fresh pytest session."""
     plugin = GraderPlugin(impl, gpu=gpu, cuda=cuda, time_limit=time_limit, unknown_gpu=unknown_gpu)
     paths = [d / f"test_{p}.py" for d in TEST_DIRS for p in problems] if problems else TEST_DIRS
     args = [*(str(p) for p in paths if p.exists()), "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
-            "-p", "no:cacheprovider", "-q", "--tb=no", "--no-header", "-rN"]
+            "-p", "no:cacheprovider", "-q", "--tb=no", "--no-header", "-rN", *(["-x"] if first_failure else [])]
     if record is not None:
         args += ["--json-report", f"--json-report-file={record}", "--json-report-omit", "collectors",
                  "keywords", "--json-report-indent=1"]

@@ -27,6 +27,24 @@ from seam import PASSTHROUGH
 
 MAX_REPR = 300
 
+# ---- tolerances --------------------------------------------------------------------------------
+# A comparison within a tolerance states it in its failure message ("tolerance: rtol=..., atol=...",
+# added by expect_equal; the custom comparisons print their own). The two shared by many problems
+# are here, with why; a problem's own (AdamW trajectories, float32 and bf16 sums, statistical bands)
+# is a named constant beside the tests that use it, with its reason. No test writes a bare number
+# as a tolerance (tests/self/test_one_place.py checks).
+#
+# ROUNDING, rtol 1e-12: a float64 closed form of a few operations (FLOPs, intensities, seconds, MFU,
+# bytes). Two correct orders of evaluation differ by a few ulps (2.2e-16 each), under 1e-14 relative
+# for these formulas: 1e-12 leaves a factor of 100 for correct code, while every slip (a wrong term,
+# a wrong constant, an operator swapped) moves the answer by 1e-6 relative or far more.
+ROUNDING = dict(rtol=1e-12)
+# CONDITIONED, rtol 1e-9: results that go through pow / exp / log (scaling laws), or through huge
+# exact integers converted to float at different points (training days from ~1e25 FLOPs), and the
+# public snapshots of every float function. x ** a turns one ulp of x into |a| ulps and exp/log of
+# values near 60 lose another factor of 60: correct code stays within ~1e-13, so 1e-9 leaves 1e4.
+CONDITIONED = dict(rtol=1e-9)
+
 
 def show(value) -> str:
     if isinstance(value, BaseException):  # a call that raised where a value was due
@@ -125,11 +143,25 @@ def tensors_match(got, expected: torch.Tensor, rtol: float = 0.0, atol: float = 
     return bool(torch.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True))
 
 
+def _inexact(expected) -> bool:
+    """Whether a tolerance applies anywhere in ``expected`` (a float or a floating tensor in it):
+    ints, bools and strings are always compared exactly, so no tolerance is claimed for them."""
+    if isinstance(expected, float):
+        return True
+    if isinstance(expected, torch.Tensor):
+        return expected.is_floating_point() or expected.is_complex()
+    if isinstance(expected, dict):
+        return any(_inexact(v) for v in expected.values())
+    if isinstance(expected, (list, tuple)):
+        return any(_inexact(v) for v in expected)
+    return False
+
+
 def expect_equal(got, expected, what: str, rtol: float = 0.0, atol: float = 0.0, note: str = ""):
     """Fail unless ``got`` has exactly the type structure of ``expected`` and equal values."""
     why = _mismatch(got, expected, rtol, atol)
     if why is not None:
-        tol = f"tolerance: rtol={rtol:g}, atol={atol:g}" if (rtol or atol) else ""
+        tol = f"tolerance: rtol={rtol:g}, atol={atol:g}" if (rtol or atol) and _inexact(expected) else ""
         fail(what, got, expected, "; ".join(s for s in (why, tol, note) if s))
 
 
@@ -219,9 +251,58 @@ def _from_map(value):
     return raises(type(value)) if isinstance(value, Exception) else value
 
 
+@dataclasses.dataclass(frozen=True)
+class Mistake:
+    """A named misconception, for feedback that teaches. ``answer(*args, **kwargs)`` is what a
+    submission that makes this mistake gives for a case (computed here, like an oracle); when a
+    call's every wrong answer is the mistake's (by the same comparison, within the same
+    tolerance), the failure message names it, says why it is one and where the handout says so.
+    A mistake that a structural check recognises (a missing synchronize, gradients not cleared)
+    has no ``answer``: that check appends ``hint()`` to its own message."""
+    name: str       # "a two-matrix FFN", as a student would recognise it
+    answer: Callable | None
+    why: str        # one or two sentences: what the right reading is
+    handout: str    # the problem whose handout section says it: assignment/problems/<handout>.md
+    quote: str      # words of that section, verbatim (tests/self/test_mistakes.py checks they are there)
+
+    def hint(self) -> str:
+        return (f"\n  This looks like a known mistake: {self.name}. {self.why}"
+                f"\n  See assignment/problems/{self.handout}.md: \"{self.quote}\"")
+
+
+def _same(same: Callable, got, expected) -> bool:
+    if isinstance(got, BaseException):
+        return False
+    try:
+        same(got, expected, "")
+        return True
+    except pytest.fail.Exception:
+        return False
+
+
+def diagnose(mistakes, cases: list["Case"], got: list, dues: list, same: Callable) -> str:
+    """The hints of the mistakes that explain every wrong answer of this call: on each case whose
+    answer differs from what it is due, the submission gave what the mistake gives (a mistake
+    may be partial: right answers are not held against it). One wrong answer can fit two
+    mistakes (GPT-2 XL's max batch 3 fits a two-matrix FFN and a GiB budget): both are named
+    then. "" if none fits."""
+    wrong = [(c, g) for c, g, due in zip(cases, got, dues)
+             if not isinstance(due, (Raises, Returns)) and not _same(same, g, due)]
+    fits = []
+    for m in mistakes:
+        if m.answer is None or not wrong:
+            continue
+        try:
+            if all(_same(same, g, m.answer(*c.args, **c.kwargs)) for c, g in wrong):
+                fits.append(m)
+        except Exception:  # the mistake's formula does not apply to a wrong case: it does not explain it
+            continue
+    return "".join(m.hint() for m in fits)
+
+
 def check_cases(impl, target: str, cases, *, ref=None, oracle: Callable | None = None,
                 rtol: float = 0.0, atol: float = 0.0, note: str = "",
-                compare: Callable | None = None) -> list:
+                compare: Callable | None = None, mistakes=()) -> list:
     """Every case of ``target`` on ``impl`` (one round trip), against what each case is due.
 
     Due: the case's ``want``; else ``oracle(*args, **kwargs)`` (PyTorch, or a count made here);
@@ -229,12 +310,14 @@ def check_cases(impl, target: str, cases, *, ref=None, oracle: Callable | None =
     reference must agree with that source first: an AssertionError then says the test is wrong,
     not the student. Values are compared by ``expect_equal`` (exact types; floats within
     rtol/atol, stated in the message) or by ``compare(got, due, what)``; a due exception must be
-    raised by name. Returns what the submission gave, for checks beyond the value."""
+    raised by name. ``mistakes``: named misconceptions (``Mistake``) a wrong answer is matched
+    against, to say which one it looks like. Returns what the submission gave."""
     cases = [c if isinstance(c, Case) else Case(tuple(c)) for c in cases]
     calls, kwargs = [c.args for c in cases], [c.kwargs for c in cases]
     got = impl.map(target, calls, kwargs)
     refs = [_from_map(v) for v in ref.map(target, calls, kwargs)] if ref is not None else [UNSET] * len(cases)
     same = compare or (lambda g, d, what: expect_equal(g, d, what, rtol=rtol, atol=atol, note=note))
+    dues = []
     for c, g, r in zip(cases, got, refs):
         if getattr(g, "not_implemented", ""):
             raise g  # a stub's to-do, not a wrong answer: the student's run lists it as not implemented
@@ -244,7 +327,18 @@ def check_cases(impl, target: str, cases, *, ref=None, oracle: Callable | None =
             raise AssertionError(f"{what}: the case has no want, no oracle and no reference")
         if r is not UNSET and (c.want is not UNSET or oracle is not None):
             _reference_agrees(r, due, what, same)
-        _expect(g, due, what, same)
+        dues.append(due)
+        try:
+            _expect(g, due, what, same)
+        except pytest.fail.Exception as failed:
+            if not mistakes:
+                raise
+            rest = [c.want if c.want is not UNSET else _answer(oracle, c) if oracle is not None else r
+                    for c, r in zip(cases[len(dues):], refs[len(dues):])]
+            hint = diagnose(mistakes, cases, got, dues + rest, same)
+            if not hint:
+                raise
+            pytest.fail(str(failed.msg) + hint, pytrace=False)
     return got
 
 

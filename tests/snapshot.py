@@ -15,7 +15,7 @@ from pathlib import Path
 
 from seam import PASSTHROUGH, codec
 from seam.probes import problem_of
-from tests.checks import call_text, expect_equal, expect_raises
+from tests.checks import CONDITIONED, call_text, expect_equal, expect_raises
 
 SNAPSHOT_DIR = Path(__file__).resolve().parent / "public" / "snapshots"
 
@@ -27,7 +27,7 @@ def load(problem: str) -> dict:
             for target, cases in data["cases"].items()}
 
 
-def check_snapshot(impl, target: str, rtol: float = 1e-9, atol: float = 0.0) -> None:
+def check_snapshot(impl, target: str, rtol: float = CONDITIONED["rtol"], atol: float = 0.0) -> None:
     """Every recorded case of ``target``: same result as the reference (or the same exception)."""
     cases = load(problem_of(target))[target]
     assert cases, f"no snapshot cases for {target}"

@@ -248,6 +248,44 @@ def checkpoint_resume(c, seed: int, total_steps: int, save_at: int, batch: int,
             "saved_step": saved_step}
 
 
+_UNPICKLED: list[str] = []
+
+
+def _note_unpickled(tag: str) -> str:
+    """Runs only when a loader unpickles arbitrary objects (torch.load with weights_only=False)."""
+    _UNPICKLED.append(tag)
+    return tag
+
+
+class _Smuggled:
+    """An object no weights-only loader accepts: unpickling it calls _note_unpickled."""
+
+    def __reduce__(self):
+        return _note_unpickled, ("smuggled",)
+
+
+@probe("training", calls="load_checkpoint")
+def load_checkpoint_smuggled_object(c) -> bool:
+    """load_checkpoint of a file whose dict also holds an arbitrary object; True if the object was
+    unpickled (its code ran), False if the loader refused it (weights_only=True raises)."""
+    mod = c.module("training")
+    model = make_model(0)
+    optimizer = make_optimizer(model)
+    _UNPICKLED.clear()
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as folder:
+        path = os.path.join(folder, "ckpt.pt")
+        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": 3,
+                    "smuggled": _Smuggled()}, path)
+        fresh = make_model(1)
+        try:
+            mod.load_checkpoint(path, fresh, make_optimizer(fresh))
+        except NotImplementedError:
+            raise
+        except Exception:  # the refusal: its type is torch's (or the student's own), not graded
+            pass
+    return bool(_UNPICKLED)
+
+
 @probe("training", calls="save_checkpoint")
 def save_checkpoint_bad_step(c, step: int) -> None:
     mod = c.module("training")
@@ -316,11 +354,13 @@ def bf16_step_run(c, seed: int, batch: int, device_type: str = "cpu") -> dict:
 
 
 @probe("training", calls="bf16_train_step")
-def bf16_step_bad(c, seed: int, batch: int, device_type: str, target_shape: tuple | None = None) -> float:
-    """bf16_train_step on CPU tensors with the given device_type (and optionally a bad target)."""
+def bf16_step_bad(c, seed: int, batch: int, device_type: str, target_shape: tuple | None = None,
+                  device: str = "cpu") -> float:
+    """bf16_train_step on tensors (and model) on ``device`` with the given device_type (and
+    optionally a bad target). device "meta" puts x on a device whose type is neither cpu nor cuda."""
     mod = c.module("training")
-    model = make_model(seed)
+    model = make_model(seed).to(device)
     x, y = make_batches(seed, 1, batch)[0]
     if target_shape is not None:
         y = torch.randn(*target_shape)
-    return mod.bf16_train_step(model, make_optimizer(model), x, y, device_type)
+    return mod.bf16_train_step(model, make_optimizer(model), x.to(device), y.to(device), device_type)

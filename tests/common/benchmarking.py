@@ -1,9 +1,11 @@
 """benchmarking: what the public and hidden tests share. The spec's dense peak table, and the check
 of one time_matmul call's event log under the fake clock (seam/probes/benchmarking.py)."""
 
+import dataclasses
+
 import torch
 
-from tests.checks import expect_equal, fail
+from tests.checks import ROUNDING, Mistake, expect_equal, fail
 
 # Dense peaks the handout prints (spec §10): bf16 tensor-core peaks without 2:4 sparsity,
 # fp32 without TF32. H200 has the H100 SXM's compute.
@@ -13,6 +15,22 @@ DENSE_PEAKS = {
     (H100, torch.bfloat16): 989.5e12, (H100, torch.float32): 67.5e12,
     (H200, torch.bfloat16): 989.5e12, (H200, torch.float32): 67.5e12,
 }
+
+SPARSE_PEAK = Mistake(
+    "the 2:4-sparse peak (twice the dense one)",
+    lambda name, dtype, *, dense: 2 * dense[name][0] if dtype in (torch.bfloat16, torch.float16) else None,
+    "Datasheets print bf16/fp16 tensor-core peaks with 2:4 sparsity; dense matmuls reach half of that.",
+    "benchmarking", "datasheets print the 2:4-sparse tensor-core figure, which is twice the dense one")
+NO_SYNCHRONIZE = Mistake(
+    "timing without torch.cuda.synchronize()", None,
+    "CUDA kernels run asynchronously: without a synchronize right before each clock read you time the "
+    "launches, not the work.", "benchmarking", "`torch.cuda.synchronize(device)` right before each of the two clock reads")
+
+
+def sparse_peak(dense: dict[str, tuple[float, float]]) -> Mistake:
+    """SPARSE_PEAK for peak_flops(name, dtype) cases, given each name's dense (bf16, fp32) peaks."""
+    answer = SPARSE_PEAK.answer
+    return dataclasses.replace(SPARSE_PEAK, answer=lambda name, dtype: answer(name, dtype, dense=dense))
 
 
 def timing_due(m: int, k: int, n: int, dtype: torch.dtype, device: str, warmup: int | None = None,
@@ -48,9 +66,8 @@ def check_timing_log(got: dict, due: dict, what: str) -> None:
         for i, label in ((first, "first"), (second, "second")):
             if i == 0 or log[i - 1] != ["sync"]:
                 fail(f"{what}: on CUDA, torch.cuda.synchronize() right before the {label} clock read",
-                     log[i - 1] if i else "nothing", ["sync"],
-                     "CUDA kernels run asynchronously: without it you time the launches, not the work")
+                     log[i - 1] if i else "nothing", ["sync"], NO_SYNCHRONIZE.hint().strip())
     expect_equal(type(result), float, f"{what}: type of the result")
     elapsed = log[second][1] - log[first][1]
     expect_equal(result, elapsed / trials, f"{what}: result vs (t1 - t0) / trials on the fake clock",
-                 rtol=1e-12, note=f"t0 = {log[first][1]}, t1 = {log[second][1]}, trials = {trials}")
+                 **ROUNDING, note=f"t0 = {log[first][1]}, t1 = {log[second][1]}, trials = {trials}")

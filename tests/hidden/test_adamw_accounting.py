@@ -7,8 +7,8 @@ import pytest
 import torch
 from torch import nn
 
-from tests.checks import case, check_cases, expect_equal, raises
-from tests.common.adamw_accounting import config
+from tests.checks import CONDITIONED, case, check_cases, expect_equal, raises
+from tests.common.adamw_accounting import config, mistakes, params
 
 def random_configs(seed: int, n: int):
     rng = random.Random(seed)
@@ -58,9 +58,11 @@ def test_parameter_count_matches_real_model(impl):
 def test_parameter_and_activation_counts_random(impl, ref):
     """parameter_count and activation_count equal the reference on 500 random configurations"""
     cfgs = random_configs(11, 500)
-    check_cases(impl, "adamw_accounting.parameter_count", [(c,) for c in cfgs], ref=ref)
+    check_cases(impl, "adamw_accounting.parameter_count", [(c,) for c in cfgs],
+                ref=ref, mistakes=mistakes("parameter_count"))
     rng = random.Random(12)
-    check_cases(impl, "adamw_accounting.activation_count", [(c, rng.randint(1, 64)) for c in cfgs], ref=ref)
+    check_cases(impl, "adamw_accounting.activation_count", [(c, rng.randint(1, 64)) for c in cfgs],
+                ref=ref, mistakes=mistakes("activation_count"))
 
 
 @pytest.mark.points(2)
@@ -68,12 +70,19 @@ def test_memory_and_batch_random(impl, ref):
     """peak_memory_bytes and max_batch_size equal the reference (fits / does not fit edges too)"""
     cfgs = random_configs(13, 300)
     rng = random.Random(14)
-    check_cases(impl, "adamw_accounting.peak_memory_bytes", [(c, rng.randint(1, 32)) for c in cfgs], ref=ref)
+    check_cases(impl, "adamw_accounting.peak_memory_bytes", [(c, rng.randint(1, 32)) for c in cfgs],
+                ref=ref, mistakes=mistakes("peak_memory_bytes"))
     calls = []
     for c in cfgs[:100]:  # a budget of exactly the peak memory of some batch, one byte either side, any
         edge = ref.adamw_accounting.peak_memory_bytes(c, rng.randint(1, 16))
         calls += [(c, edge), (c, edge - 1), (c, edge + 1), (c, rng.randint(1, 10**12))]
-    check_cases(impl, "adamw_accounting.max_batch_size", calls, ref=ref)
+    for c in (config(32000, 10**6, 32, 4096, 32, 11008), config(50257, 2**20, 96, 12288, 96, 49152)):
+        # million-token contexts: a sequence needs ~1e16 bytes, so a float division rounds the
+        # budget one byte short of 3 sequences up to 3; the answer is 2
+        edge = ref.adamw_accounting.peak_memory_bytes(c, 3)
+        calls += [(c, edge), (c, edge - 1)]
+    check_cases(impl, "adamw_accounting.max_batch_size", calls,
+                ref=ref, mistakes=mistakes("max_batch_size"))
 
 
 @pytest.mark.points(2)
@@ -81,22 +90,30 @@ def test_flops_and_days_random(impl, ref):
     """adamw_step_flops (exact ints) and training_days (rtol 1e-9) equal the reference"""
     cfgs = random_configs(15, 300)
     rng = random.Random(16)
-    check_cases(impl, "adamw_accounting.adamw_step_flops", [(c, rng.randint(1, 4096)) for c in cfgs], ref=ref)
+    check_cases(impl, "adamw_accounting.adamw_step_flops", [(c, rng.randint(1, 4096)) for c in cfgs],
+                ref=ref, mistakes=mistakes("adamw_step_flops"))
     check_cases(impl, "adamw_accounting.training_days",
                 [(c, rng.randint(1, 4096), rng.randint(1, 10**6), rng.choice([19.5e12, 312e12, 989.5e12]),
-                  rng.uniform(0.05, 1.0)) for c in cfgs], ref=ref, rtol=1e-9)
+                  rng.uniform(0.05, 1.0)) for c in cfgs], ref=ref, **CONDITIONED, mistakes=mistakes("training_days"))
 
 
 @pytest.mark.points(1)
 def test_bad_input(impl):
-    """bad configurations, batches and MFUs raise ValueError; valid neighbours still work"""
+    """bad configurations, batches, steps, budgets, peaks and MFUs raise ValueError; valid neighbours still work"""
     good, bad = config(100, 16, 2, 32, 4, 64), raises(ValueError)
     check_cases(impl, "adamw_accounting.parameter_count",
                 [case(config(100, 16, 2, 30, 4, 64), want=bad), case(config(100, 16, 0, 32, 4, 64), want=bad)])
-    check_cases(impl, "adamw_accounting.activation_count", [case(good, -1, want=bad)])
+    check_cases(impl, "adamw_accounting.activation_count",
+                [case(good, -1, want=bad), case(config(100, 16, 2, 30, 4, 64), 1, want=bad)])
     check_cases(impl, "adamw_accounting.peak_memory_bytes", [case(good, 0, want=bad)])
+    check_cases(impl, "adamw_accounting.adamw_step_flops",
+                [case(good, 0, want=bad), case(good, 1, want=6 * 16 * params(good))])
+    # a budget of 0 bytes is valid (nothing fits), a negative one is not
+    check_cases(impl, "adamw_accounting.max_batch_size", [case(good, -1, want=bad), case(good, 0, want=0)])
     # the valid neighbour is due a float (its value is tested above): compare the type only
     check_cases(impl, "adamw_accounting.training_days",
                 [case(good, 1, 10, 19.5e12, 0.0, want=bad), case(good, 1, 10, 19.5e12, 1.5, want=bad),
-                 case(good, 1, 10, -1.0, 0.5, want=bad), case(good, 1, 10, 19.5e12, 1.0, want=float)],
+                 case(good, 1, 10, -1.0, 0.5, want=bad), case(good, 1, 10, 0.0, 0.5, want=bad),
+                 case(good, 1, 0, 19.5e12, 0.5, want=bad), case(good, 1, 10, 19.5e12, 1.0, want=float),
+                 case(good, 1, 10, 0.5, 1.0, want=float)],
                 compare=lambda got, due, what: expect_equal(type(got), due, f"type of {what}"))

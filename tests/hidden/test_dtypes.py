@@ -388,6 +388,10 @@ def test_round_to_e2m1(impl, ref):
     """round_to into FP4_E2M1 equals the reference: the 15-value NVFP4 grid, ties to even, saturation at ±6"""
     check_each(impl, "dtypes.round_to", [case(pool32(FP4_E2M1, 500), FP4_E2M1), case(pool64(FP4_E2M1, 600), FP4_E2M1)],
                on_grid_and_equal, ref=ref)
+    # E2M1 has no NaN code: the docstring's pattern is s | 0x7FC00000 (sign kept, payload dropped), every bit counts
+    nans = f32_bits([0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFA5A5A5, 0x7FBFFFFF, 0xFF800001, 0x3F800000, 0xBF800000])
+    check_each(impl, "dtypes.round_to", [case(nans, FP4_E2M1), case(nans.double(), FP4_E2M1)],
+               casts_equal(True, "the reference"), ref=ref)
 
 
 @pytest.mark.points(1)
@@ -410,10 +414,14 @@ def test_round_to_fp32_shapes_and_bad_input(impl, ref):
         case(ok.to(torch.int64), FP16, want=BAD), case(ok, fmt("fp64", 11, 52, True, True), want=BAD),
         case(ok, fmt("e8m7_fn", 8, 7, False, True), want=BAD), case(ok, fmt("e5m24", 5, 24, True, True), want=BAD),
         case(ok, fmt("e0m3", 0, 3, False, False), want=BAD), case(ok, fmt("e4m-1", 4, -1, False, True), want=BAD),
+        case(ok, fmt("e9m3", 9, 3, True, True), want=BAD), case(ok, fmt("e?m3", None, 3, False, True), want=BAD),
         case(ok, fmt("e8m23", 8, 23, True, True), want=valid), case(ok.double(), FP16, want=valid),
         case(ok, FP6_E3M2, want=valid)], compare=has_form)
     for name in LIMITS:
         check_cases(impl, f"dtypes.{name}", [case(f, want=BAD) for f in NONSENSE_FORMATS])
+    # bits' docstring: "A fmt that is not a valid FloatFormat raises ValueError": a name, a flag that is no bool
+    check_cases(impl, "dtypes.bits", [case("fp16", want=BAD), case(fmt("e5m2?", 5, 2, None, True), want=BAD),
+                                      case(FP8_E5M2, want=8)])
 
 
 @pytest.mark.points(1)
@@ -467,6 +475,7 @@ def test_nvfp4_bad_input(impl, ref):
     check_cases(impl, "dtypes.nvfp4_dequantize", [
         case(v[:31], s, want=BAD), case(v, s[:1], want=BAD), case(v, s, 8, want=BAD), case(v.reshape(2, 16), s, want=BAD),
         case(v, s, 0, want=BAD), case(v, s, want=Form((32,), None, ok)), case(v[:16], s[:1], want=Form((16,), None, ok)),
+        case(v[:0], s[:0], 0, want=BAD), case(v[:0], s[:0], -2, want=BAD),  # lengths agree (0 == 0 * bs): bs decides
         case(v, s[:1], 32, want=Form((32,), None, ok))], ref=ref, compare=has_form)
     check_cases(impl, "dtypes.nvfp4_bytes", [case(-1, want=BAD), case(16, 0, want=BAD), case(16, -4, want=BAD),
                                              case(0), case(16, 1), case(5, 16)], ref=ref)

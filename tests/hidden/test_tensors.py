@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from tests.checks import case, check_cases, raises
+from tests.common.tensors import mistakes
 
 N = 3000  # random layouts per property
 BAD, OUT = raises("ValueError"), raises("IndexError")
@@ -127,14 +128,26 @@ DTYPES = [torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.flo
           torch.float8_e5m2, torch.int64, torch.int32, torch.int8, torch.uint8, torch.bool]
 
 BAD_INPUT = {
-    "tensors.contiguous_strides": [case((2, -3), want=BAD), case((2, 3), want=(3, 1))],
+    "tensors.contiguous_strides": [case((2, -3), want=BAD), case((2, 3.0), want=BAD), case((2, 3), want=(3, 1))],
     "tensors.element_offset": [case((3, 4), (4, 1), (3, 0), want=OUT), case((3, 4), (4, 1), (0, -5), want=OUT),
-                               case((3, 4), (4, 1), (1, 2, 0), want=BAD), case((3, 4), (4, 1), (-1, -1), want=11)],
+                               case((3, 4), (4, 1), (1, 2, 0), want=BAD), case((3, 4), (4, 1), (-1, -1), want=11),
+                               # strides of the wrong length, a negative stride or offset: bad layouts
+                               case((3, 4), (4,), (1, 2), want=BAD), case((3, 4), (4, -1), (1, 2), want=BAD),
+                               case((3, 4), (4, 1), (1, 2), -1, want=BAD), case((3, 4), (4, 1), (1, 2), 5, want=11)],
+    "tensors.is_contiguous": [case((3, 4), (4,), want=BAD), case((3, 4), (4, -1), want=BAD),
+                              case((3, 4), (4, 1), want=True)],
     "tensors.transpose": [case((3, 4), (4, 1), 0, 2, want=BAD), case((3, 4), (4, 1), -2, -1, want=((4, 3), (1, 4)))],
-    "tensors.select": [case((3, 4), (4, 1), 0, 1, 4, want=OUT), case((3, 4), (4, 1), 0, 5, 0, want=BAD)],
-    "tensors.narrow": [case((3, 4), (4, 1), 0, 1, 3, 2, want=OUT), case((3, 4), (4, 1), 0, 1, 0, -1, want=BAD)],
+    "tensors.select": [case((3, 4), (4, 1), 0, 1, 4, want=OUT), case((3, 4), (4, 1), 0, 5, 0, want=BAD),
+                       case((), (), 0, 0, 0, want=BAD)],  # the docstring: a 0-d tensor is a ValueError
+    "tensors.narrow": [case((3, 4), (4, 1), 0, 1, 3, 2, want=OUT), case((3, 4), (4, 1), 0, 1, 0, -1, want=BAD),
+                       case((), (), 0, 0, 0, 0, want=BAD),
+                       # start below -size is out of range even with length 0 (it would wrap to -1)
+                       case((3, 4), (4, 1), 0, 1, -5, 0, want=OUT),
+                       case((3, 4), (4, 1), 0, 1, -4, 0, want=((3, 0), (4, 1), 0))],
     "tensors.view_strides": [case((3, 4), (4, 1), (-1, -1), want=BAD), case((3, 4), (4, 1), (5, -1), want=BAD),
-                             case((3, 4), (4, 1), (2, -2, 3), want=BAD), case((3, 4), (4, 1), (2, -1, 3), want=(6, 3, 1))],
+                             case((3, 4), (4, 1), (2, -2, 3), want=BAD), case((3, 4), (4, 1), (2, -1, 3), want=(6, 3, 1)),
+                             # a -2 whose neighbours alone match numel; a -1 beside a 0 with elements to hold
+                             case((3, 4), (4, 1), (12, -2), want=BAD), case((3, 4), (4, 1), (0, -1), want=BAD)],
     "tensors.reshape_copies": [case((3, 4), (4, 1), (13,), want=BAD)],
 }
 
@@ -151,7 +164,7 @@ def test_contiguous_strides_random(impl, ref):
     rng = random.Random(1)
     shapes = [tuple(rng.choice([0, 1, 2, 3, 7]) for _ in range(rng.randint(0, 5))) for _ in range(500)]
     check_cases(impl, "tensors.contiguous_strides", [case(s) for s in shapes], ref=ref,
-                oracle=lambda shape: tuple(torch.empty(shape).stride()))
+                oracle=lambda shape: tuple(torch.empty(shape).stride()), mistakes=mistakes("contiguous_strides"))
 
 
 @pytest.mark.points(2)
@@ -179,7 +192,7 @@ def test_view_strides_random(impl, ref, layouts):
     """view_strides equals Tensor.view's strides (or None where PyTorch refuses) on 3000 layouts"""
     rng = random.Random(4)
     check_cases(impl, "tensors.view_strides", [case(*layout(x)[:2], random_new_shape(rng, x.numel())) for x in layouts],
-                ref=ref, oracle=torch_view)
+                ref=ref, oracle=torch_view, mistakes=mistakes("view_strides"))
 
 
 @pytest.mark.points(2)
@@ -188,7 +201,7 @@ def test_reshape_copies_random(impl, ref, layouts):
     rng = random.Random(5)
     check_cases(impl, "tensors.reshape_copies",
                 [case(*layout(x)[:2], random_new_shape(rng, x.numel())) for x in layouts],
-                ref=ref, oracle=torch_reshape_copies)
+                ref=ref, oracle=torch_reshape_copies, mistakes=mistakes("reshape_copies"))
 
 
 @pytest.mark.points(1)
@@ -204,4 +217,4 @@ def test_nbytes_all_dtypes(impl, ref):
 def test_bad_input(impl, ref):
     """bad shapes, dims and indices raise ValueError / IndexError (and valid ones still work)"""
     for target, cases in BAD_INPUT.items():
-        check_cases(impl, target, cases, ref=ref)
+        check_cases(impl, target, cases, ref=ref, mistakes=mistakes(target))

@@ -177,6 +177,11 @@ def test_checkpoint_resume_random(impl):
                         f"path) into a fresh model and AdamW, train {total - save_at} (seed {seed}, batch {batch})"))
              for seed, total, save_at, batch, pathlike in calls]
     check_cases(impl, "probes.checkpoint_resume", cases, compare=expect_resume_exact)
+    # load with weights_only=True (the handout): a checkpoint is never unpickled as arbitrary objects
+    check_cases(impl, "probes.load_checkpoint_smuggled_object", [case(
+        want=False, what="load_checkpoint(path, model, optimizer) of a file that also holds an arbitrary "
+                         "pickled object: was the object unpickled (its code run)? "
+                         "torch.load(..., weights_only=True) refuses it")])
 
 
 @pytest.mark.points(1)
@@ -199,6 +204,9 @@ def test_steps_bad_input(impl):
         step(device_type="cuda", want=bad, what="bf16_train_step(..., CPU tensors, device_type='cuda')"),
         step(device_type="mps", want=bad, what="bf16_train_step(..., device_type='mps')"),
         step(device_type="gpu", want=bad, what="bf16_train_step(..., device_type='gpu')"),
+        # x's own device type, but neither "cpu" nor "cuda"
+        step(device_type="meta", device="meta", want=bad,
+             what="bf16_train_step(..., meta tensors, device_type='meta')"),
         step(device_type="cpu", target_shape=(B, 1), want=bad,
              what="bf16_train_step with model output (8,) and target (8, 1)"),
         step(device_type="cpu", want=loss, what="bf16_train_step(..., CPU tensors, device_type='cpu')")])

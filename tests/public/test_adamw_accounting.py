@@ -2,8 +2,8 @@
 
 import pytest
 
-from tests.checks import expect_equal, expect_raises
-from tests.common.adamw_accounting import config
+from tests.checks import case, check_cases, expect_equal, expect_raises
+from tests.common.adamw_accounting import config, mistakes
 from tests.snapshot import check_snapshot
 
 GPT2_XL = config(50257, 1024, 48, 1600, 25, 6400)
@@ -23,14 +23,16 @@ SNAPSHOT_INPUTS = {
 @pytest.mark.points(1)
 def test_gpt2_xl_parameters(impl):
     """GPT-2 XL has P = 2,127,057,600 parameters (notes 000, 004)"""
-    expect_equal(impl.adamw_accounting.parameter_count(GPT2_XL), 2_127_057_600, "parameter_count(GPT2_XL)")
+    check_cases(impl, "adamw_accounting.parameter_count", [case(GPT2_XL, want=2_127_057_600, what="parameter_count(GPT2_XL)")],
+                mistakes=mistakes("parameter_count"))
 
 
 @pytest.mark.points(1)
 def test_gpt2_xl_activations(impl):
     """GPT-2 XL at batch 1 has A = 3,879,438,336 activation elements (notes 000)"""
-    expect_equal(impl.adamw_accounting.activation_count(GPT2_XL, 1), 3_879_438_336,
-                 "activation_count(GPT2_XL, 1)")
+    check_cases(impl, "adamw_accounting.activation_count",
+                [case(GPT2_XL, 1, want=3_879_438_336, what="activation_count(GPT2_XL, 1)")],
+                mistakes=mistakes("activation_count"))
 
 
 @pytest.mark.points(1)
@@ -41,15 +43,17 @@ def test_gpt2_xl_memory(impl):
     m2 = impl.adamw_accounting.peak_memory_bytes(GPT2_XL, 2)
     expect_equal(round(16 * p / 1e9, 2), 34.03, "16 * parameter_count(GPT2_XL) in GB")
     expect_equal(m2 - m1, 4 * 3_879_438_336, "peak_memory_bytes grows by 4·A(1) bytes per sample")
-    expect_equal(impl.adamw_accounting.max_batch_size(GPT2_XL, 80 * 10**9), 2,
-                 "max_batch_size(GPT2_XL, 80 GB)")
+    check_cases(impl, "adamw_accounting.max_batch_size",
+                [case(GPT2_XL, 80 * 10**9, want=2, what="max_batch_size(GPT2_XL, 80 GB)")],
+                mistakes=mistakes("max_batch_size"))
 
 
 @pytest.mark.points(1)
 def test_gpt2_xl_flops_and_days(impl):
     """one AdamW step costs 6·B·T·P FLOPs; 400K steps on one A100 take ≈ 6354 days (notes 000)"""
-    expect_equal(impl.adamw_accounting.adamw_step_flops(GPT2_XL, 1024), 6 * 1024 * 1024 * 2_127_057_600,
-                 "adamw_step_flops(GPT2_XL, 1024)")
+    check_cases(impl, "adamw_accounting.adamw_step_flops",
+                [case(GPT2_XL, 1024, want=6 * 1024 * 1024 * 2_127_057_600, what="adamw_step_flops(GPT2_XL, 1024)")],
+                mistakes=mistakes("adamw_step_flops"))
     days = impl.adamw_accounting.training_days(GPT2_XL, 1024, 400_000, 19.5e12, 0.5)
     expect_equal(round(days), 6354, "round(training_days(GPT2_XL, 1024, 400_000, 19.5e12, 0.5))")
 

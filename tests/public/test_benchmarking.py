@@ -4,7 +4,7 @@ and time_matmul's procedure checked under a recorded fake clock (no GPU, no real
 import pytest
 import torch
 
-from tests.checks import call_text, expect_equal, expect_raises
+from tests.checks import ROUNDING, call_text, expect_equal, expect_raises
 from tests.common.benchmarking import DENSE_PEAKS, H100, check_timing_log, timing_due
 from tests.snapshot import check_snapshot
 
@@ -33,7 +33,7 @@ def test_mfu_llama2(impl):
     """LLaMA 2 7B: 6·6.7e9·2e12 FLOPs in 184,320 A100 hours at 312 TFLOP/s is MFU ≈ 39% (notes 004)"""
     args = (8.04e22, 184_320 * 3600, 312e12)
     got = impl.benchmarking.mfu(*args)
-    expect_equal(got, 8.04e22 / (184_320 * 3600) / 312e12, call_text("benchmarking.mfu", args), rtol=1e-12)
+    expect_equal(got, 8.04e22 / (184_320 * 3600) / 312e12, call_text("benchmarking.mfu", args), **ROUNDING)
     expect_equal(round(100 * got), 39, "MFU in percent, rounded")
 
 
@@ -60,7 +60,7 @@ def test_peak_flops_unknown(impl):
 @pytest.mark.points(1)
 def test_mfu_and_peak_snapshots(impl):
     """mfu and peak_flops match the snapshots (other spellings, float16, NVL and GH200; A10 rejected)"""
-    check_snapshot(impl, "benchmarking.mfu", rtol=1e-12)
+    check_snapshot(impl, "benchmarking.mfu", **ROUNDING)
     check_snapshot(impl, "benchmarking.peak_flops", rtol=0.0)
 
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from tests.checks import case, check_cases, raises
-from tests.common.einops import SCORES, seeded
+from tests.common.einops import MEAN32, SCORES, seeded
 from tests.snapshot import check_snapshot
 
 SNAPSHOT_INPUTS = {
@@ -70,8 +70,7 @@ def test_heads_and_mean(impl):
     """split_heads, merge_heads and mean_over match the snapshots (indivisible heads, an unknown axis raise ValueError)"""
     check_snapshot(impl, "einops.split_heads", rtol=0)
     check_snapshot(impl, "einops.merge_heads", rtol=0)
-    # a mean sums in some order: float32 round-off over a few elements
-    check_snapshot(impl, "einops.mean_over", rtol=1e-6, atol=1e-7)
+    check_snapshot(impl, "einops.mean_over", **MEAN32)
     check_cases(impl, "einops.mean_over", [case(seeded(2, 3, 4, seed=21), "Batch", want=raises(ValueError))])
     check_cases(impl, "einops.merge_heads", [case(seeded(2, 3, 4, seed=16), want=raises(ValueError),
                                                   what="merge_heads(x of shape (2, 3, 4)): not 4-d")])

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.checks import expect_equal, expect_raises
+from tests.checks import ROUNDING, expect_equal, expect_raises
 from tests.common.adamw_accounting import config  # a TransformerConfig, passed by value
 from tests.snapshot import check_snapshot
 
@@ -66,7 +66,7 @@ def test_notes_gpt2_xl_long_context(impl):
 def test_notes_training_time(impl):
     """70B params on 15T tokens: 6.3e24 FLOPs, ≈144 days on 1024 H100 at 50% MFU (notes 000, 001)"""
     c = impl.flops.training_flops(70e9, 15e12)
-    expect_equal(c, 6.3e24, "training_flops(70e9, 15e12)", rtol=1e-12)
+    expect_equal(c, 6.3e24, "training_flops(70e9, 15e12)", **ROUNDING)
     seconds = impl.flops.training_seconds(6.3e24, 1024, 989e12, 0.5)
     expect_equal(round(seconds / 86400), 144, "training_seconds(6.3e24, 1024, 989e12, 0.5) in days")
     # notes 004: LLaMA 2 7B, 6 · 6.7e9 · 2e12 FLOPs on 1024 H100 at 40% MFU ≈ 2.3 days
@@ -90,6 +90,6 @@ def test_transformer_forward(impl):
 @pytest.mark.points(1)
 def test_training_compute_and_time(impl):
     """training_flops and training_seconds match the snapshots (floats; bad MFU / GPU count raise)"""
-    check_snapshot(impl, "flops.training_flops", rtol=1e-12)
-    check_snapshot(impl, "flops.training_seconds", rtol=1e-12)
+    check_snapshot(impl, "flops.training_flops", **ROUNDING)
+    check_snapshot(impl, "flops.training_seconds", **ROUNDING)
     expect_raises(ValueError, lambda: impl.flops.training_flops(float("nan"), 1e9), "training_flops(nan, 1e9)")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.checks import expect_equal
+from tests.checks import ROUNDING, expect_equal
 from tests.snapshot import check_snapshot
 
 H100 = (989e12, 3.35e12)  # bf16 dense peak FLOP/s, HBM bytes/s (notes 001, 004)
@@ -52,13 +52,13 @@ def test_notes_roofline_verdicts(impl):
 @pytest.mark.points(1)
 def test_intensities(impl):
     """matmul_intensity and elementwise_intensity match the snapshots (bad sizes raise ValueError)"""
-    check_snapshot(impl, "intensity.matmul_intensity", rtol=1e-12)
-    check_snapshot(impl, "intensity.elementwise_intensity", rtol=1e-12)
+    check_snapshot(impl, "intensity.matmul_intensity", **ROUNDING)
+    check_snapshot(impl, "intensity.elementwise_intensity", **ROUNDING)
 
 
 @pytest.mark.points(1)
 def test_roofline(impl):
     """ridge_point, is_compute_bound and roofline_seconds match the snapshots (exactly at the ridge is not compute-bound)"""
-    check_snapshot(impl, "intensity.ridge_point", rtol=1e-12)
+    check_snapshot(impl, "intensity.ridge_point", **ROUNDING)
     check_snapshot(impl, "intensity.is_compute_bound")
-    check_snapshot(impl, "intensity.roofline_seconds", rtol=1e-12)
+    check_snapshot(impl, "intensity.roofline_seconds", **ROUNDING)

@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from tests.checks import expect_equal
+from tests.checks import case, check_cases, expect_equal
+from tests.common.modules import mistakes
 from tests.snapshot import check_snapshot
 
 TORCH_KINDS = ("mlp", "tied", "buffers", "mixed_dtypes", "frozen", "no_params", "bf16_embedding", "nested")
@@ -46,11 +47,15 @@ def test_linear_forward_by_hand(impl):
     w = torch.tensor([[1.0, 0.0, -1.0], [2.0, 1.0, 0.0]])         # (input_dim=2, output_dim=3)
     x1 = torch.tensor([3.0, 4.0])                                  # no leading dim
     x2 = torch.tensor([[[1.0, 1.0], [0.0, -2.0]]])                 # leading dims (1, 2)
-    got = impl.probes.linear_forward(weight=w, xs=[x1, x2])
-    expect_equal(got["weight_shape"], (2, 3), "Linear(2, 3).weight.shape")
-    expect_equal(got["ys"], [torch.tensor([11.0, 4.0, -3.0]),
-                             torch.tensor([[[3.0, 1.0, -1.0], [-4.0, -2.0, 0.0]]])],
-                 "Linear(2, 3) with weight [[1, 0, -1], [2, 1, 0]] applied to x of shapes (2,) and (1, 2, 2)")
+
+    def compare(got: dict, due: dict, _what: str):
+        expect_equal(got["weight_shape"], due["weight_shape"], "Linear(2, 3).weight.shape")
+        if "ys" in due:  # a named mistake's answer has the weight's shape alone (the probe stops there)
+            expect_equal(got["ys"], due["ys"], "Linear(2, 3) with weight [[1, 0, -1], [2, 1, 0]] applied to x of "
+                         "shapes (2,) and (1, 2, 2)")
+    check_cases(impl, "probes.linear_forward", [case(weight=w, xs=[x1, x2], want={"weight_shape": (2, 3), "ys": [
+        torch.tensor([11.0, 4.0, -3.0]), torch.tensor([[[3.0, 1.0, -1.0], [-4.0, -2.0, 0.0]]])]})],
+        compare=compare, mistakes=mistakes("linear_forward"))
 
 
 @pytest.mark.points(1)

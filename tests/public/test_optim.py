@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from tests.checks import expect_equal, fail
+from tests.common.optim import TRAJ
 from seam.probes.optim import run_adamw
 from tests.snapshot import check_snapshot
 
@@ -86,9 +87,10 @@ def test_adamw_matches_torch_small(impl):
     for step, g_params, w_params in zip(SMALL["checkpoints"], got, want):
         for i, (g, w) in enumerate(zip(g_params, w_params)):
             if not (isinstance(g, torch.Tensor) and g.shape == w.shape
-                    and torch.allclose(g, w, rtol=1e-4, atol=1e-5)):
+                    and torch.allclose(g, w, **TRAJ)):
                 fail(f"parameter {i} after step {step} (two groups: defaults; lr=1e-2, wd=0, betas=(0.8, 0.99))",
-                     g, w, "expected: torch.optim.AdamW on the same gradients; tolerance rtol=1e-4, atol=1e-5")
+                     g, w, f"expected: torch.optim.AdamW on the same gradients; tolerance rtol={TRAJ['rtol']:g}, "
+                           f"atol={TRAJ['atol']:g}")
 
 
 @pytest.mark.points(1)

@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from tests.checks import expect_equal, expect_raises
+from tests.checks import case, check_cases, expect_equal, expect_raises
+from tests.common.tensors import mistakes
 from tests.snapshot import check_snapshot
 
 # (3, 4) contiguous x and its transpose t = x.T: the notes' running example (notes 001, 004).
@@ -31,7 +32,8 @@ SNAPSHOT_INPUTS = {
 @pytest.mark.points(1)
 def test_notes_element_offset(impl):
     """element [1, 2] of a contiguous (3, 4) tensor is at storage offset 6 (notes 001)"""
-    expect_equal(impl.tensors.contiguous_strides((3, 4)), (4, 1), "contiguous_strides((3, 4))")
+    check_cases(impl, "tensors.contiguous_strides", [case((3, 4), want=(4, 1), what="contiguous_strides((3, 4))")],
+                mistakes=mistakes("contiguous_strides"))
     expect_equal(impl.tensors.element_offset(X, XS, (1, 2)), 6, "element_offset((3, 4), (4, 1), (1, 2))")
 
 

@@ -1,4 +1,5 @@
-"""Every planted bug loses points on its own problem (in-process, that problem's graded tests)."""
+"""Every planted bug loses points on its own problem (in-process, that problem's graded tests);
+one that is a named misconception is told so, by name, in a failure message."""
 
 import pytest
 
@@ -22,5 +23,9 @@ def test_bug_loses_points_on_its_problem(bug, tmp_path):
     impl = InProcess(folder, package=f"bug_{tmp_path.name}")
     facts = run_tests(impl, gpu="skip", cuda=False, time_limit=60, quiet=True,
                       problems=[bug.problem]).facts.values()
-    lost = [f.title for f in facts if f.outcome != "passed"]
+    lost = [f for f in facts if f.outcome != "passed"]
     assert lost, f"planted bug {bug.id!r} passed every test of {bug.problem}"
+    if bug.mistake:
+        named = f"known mistake: {bug.mistake}"
+        assert any(named in f.message for f in lost), (
+            f"no failure of {bug.id!r} says {named!r}: " + " | ".join(f.message[:400] for f in lost))

@@ -2,7 +2,8 @@
 
 Each ``tests/self/bugs/<problem>.py`` holds ``BUGS``: a list of ``Bug``s against that problem's
 reference module. A planted-bug submission is the reference with exactly one bug applied; the
-project's suite checks that it loses points on its own problem and on no other.
+project's suite checks that it loses points on its own problem and on no other, and, for a bug
+that is a named misconception (``mistake``), that a failure message names it.
 """
 
 import dataclasses
@@ -22,6 +23,7 @@ class Bug:
     old: str           # text in reference/<problem>.py (must occur exactly ``count`` times)
     new: str           # what the student wrote instead
     count: int = 1
+    mistake: str = ""  # the named mistake its failure message must name (tests.checks.Mistake), if any
 
     @property
     def id(self) -> str:

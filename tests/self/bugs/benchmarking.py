@@ -3,7 +3,7 @@ from tests.self.bugs import Bug
 BUGS = [
     Bug("benchmarking", "sparse bf16 peak for the H100",
         '"H100 SXM": {torch.bfloat16: 989.5e12, torch.float16: 989.5e12,',
-        '"H100 SXM": {torch.bfloat16: 1979e12, torch.float16: 1979e12,'),
+        '"H100 SXM": {torch.bfloat16: 1979e12, torch.float16: 1979e12,', mistake="the 2:4-sparse peak"),
     Bug("benchmarking", "timing includes the warm-up",
         "    for _ in range(warmup):\n        a @ b\n    if on_cuda:\n"
         "        torch.cuda.synchronize(device)  # the warm-up must be finished before t0\n"
@@ -12,7 +12,7 @@ BUGS = [
         "    for _ in range(warmup):\n        a @ b\n"),
     Bug("benchmarking", "no synchronize before reading the clock",
         "    if on_cuda:\n        torch.cuda.synchronize(device)  # wait for the timed kernels, not just their launch\n",
-        ""),
+        "", mistake="timing without torch.cuda.synchronize()"),
     Bug("benchmarking", "divides by trials twice",
         "return float((t1 - t0) / trials)",
         "return float((t1 - t0) / trials / trials)"),

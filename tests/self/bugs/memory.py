@@ -18,5 +18,5 @@ BUGS = [
         "    return int(per_layer)"),
     Bug("memory", "HBM taken in GiB when given in bytes (GB)",
         "    return float(total_hbm_bytes / bytes_per_param)",
-        "    return float(total_hbm_bytes / 2**30 * 10**9 / bytes_per_param)"),
+        "    return float(total_hbm_bytes / 2**30 * 10**9 / bytes_per_param)", mistake="GB and GiB mixed up"),
 ]

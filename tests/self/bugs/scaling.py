@@ -3,10 +3,11 @@ from tests.self.bugs import Bug
 BUGS = [
     Bug("scaling", "Chinchilla N = C / (6r), no square root (the notes' 'N = C/120' read literally)",
         "    n_params = math.sqrt(compute / (6 * tokens_per_param))",
-        "    n_params = compute / (6 * tokens_per_param)"),
+        "    n_params = compute / (6 * tokens_per_param)", mistake="N = C / (6·r) without the square root"),
     Bug("scaling", "Chinchilla forgets the 6 of C = 6ND (N = sqrt(C / 20))",
         "    n_params = math.sqrt(compute / (6 * tokens_per_param))",
-        "    n_params = math.sqrt(compute / tokens_per_param)"),
+        "    n_params = math.sqrt(compute / tokens_per_param)",
+        mistake="N = sqrt(C / r), the 6 of C = 6·N·D forgotten"),
     Bug("scaling", "power law fitted in linear space",
         "    lx, ly = np.log(xs), np.log(ys)",
         "    lx, ly = xs, ys"),

@@ -1,0 +1,327 @@
+"""Mutation testing: how many of the slips a student can make do the graded tests catch?
+
+    python -m tests.self.mutation [--jobs N] [--all] [PROBLEM ...]   run what is stale, report
+    python -m tests.self.mutation --check                            report only; exit 1 if stale
+
+Each mutant (tests/self/mutation/mutants.py) is a submission: the reference's modules with one
+slip in its problem's module. It is graded in-process, through the seam, on that problem's
+graded tests (public and hidden, no GPU), stopping at the first test it fails: it is *killed*
+if one fails or it runs past the time limit, and *survives* if all pass. A survivor is a hole in
+the tests, or an equivalent mutant (a change no test could see: the reason is recorded in
+equivalent.md, the one file of such reasons).
+
+Incremental: record.json keeps each mutant's outcome with a hash of the mutant's source and of
+its problem's own test files (public, hidden, common, snapshots, probes); only mutants whose
+hash changed are run again (`--all`: every one). Shared test machinery (tests/checks.py, the
+seam) is not in the hash: after changing it, run with --all.
+
+The score of a problem is killed / (mutants - equivalent); the bar is 90% for every problem and
+95% overall. survivors.md lists every survivor, equivalent or not, with its diff line.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import resource
+import select
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from grader.paths import REFERENCE, ROOT
+from seam.problems import PROBLEMS
+from tests.self.mutation.mutants import Mutant, module_mutants
+
+HERE = Path(__file__).resolve().parent
+RECORD = HERE / "record.json"
+EQUIVALENT = HERE / "equivalent.md"
+SURVIVORS = HERE / "survivors.md"
+STUBS = ROOT / "student_stubs"
+BAR_PROBLEM, BAR_OVERALL = 0.90, 0.95
+MEMORY_BYTES = 6 << 30   # per mutant: a slip that allocates without bound is killed, not the machine
+
+
+def tests_hash(problem: str) -> str:
+    """A hash of the files that hold this problem's graded tests and their data."""
+    files = [ROOT / "tests/public" / f"test_{problem}.py", ROOT / "tests/hidden" / f"test_{problem}.py",
+             ROOT / "tests/common" / f"{problem}.py", ROOT / "tests/public/snapshots" / f"{problem}.json",
+             ROOT / "seam/probes" / f"{problem}.py", ROOT / "tests/hidden" / f"{problem}_mistakes.py"]
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.name.encode() + b"\0" + (f.read_bytes() if f.exists() else b"<none>") + b"\0")
+    return h.hexdigest()[:16]
+
+
+def source_hash(mutant: Mutant) -> str:
+    return hashlib.sha256(mutant.source.encode()).hexdigest()[:16]
+
+
+def load_record() -> dict:
+    return json.loads(RECORD.read_text()) if RECORD.exists() else {}
+
+
+def parse_equivalent(text: str) -> dict[str, dict[str, str]]:
+    """equivalent.md: under a "## <problem>" heading, each survivor is a list item "- `<id>`"
+    followed by its reason on the indented lines below it."""
+    out: dict[str, dict[str, str]] = {}
+    problem, current = None, None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            problem, current = line[3:].strip(), None
+            out.setdefault(problem, {})
+        elif problem and line.startswith("- `") and line.rstrip().endswith("`"):
+            current = line.strip()[3:-1]
+            out[problem][current] = ""
+        elif problem and current and line.startswith("  ") and line.strip():
+            out[problem][current] = (out[problem][current] + " " + line.strip()).strip()
+        elif line.strip():
+            current = None
+    return out
+
+
+def load_equivalent() -> dict[str, dict[str, str]]:
+    return parse_equivalent(EQUIVALENT.read_text()) if EQUIVALENT.exists() else {}
+
+
+def stale(problem: str, mutants: list[Mutant], record: dict) -> list[Mutant]:
+    entry = record.get(problem, {})
+    if entry.get("tests") != tests_hash(problem):
+        return list(mutants)
+    done = entry.get("mutants", {})
+    return [m for m in mutants if done.get(m.id, {}).get("source") != source_hash(m)]
+
+
+# -- running one mutant ------------------------------------------------------------------------
+
+def _grade(problem: str, mutant: Mutant, time_limit: float) -> str | None:
+    """In a forked child: the first graded test this mutant fails, or None if it passes them all."""
+    from grader.grade import run_tests
+    from seam import InProcess
+    folder = Path(tempfile.mkdtemp(prefix="mutant_"))
+    for p in PROBLEMS:
+        text = mutant.source if p == problem else (REFERENCE / f"{p}.py").read_text()
+        (folder / f"{p}.py").write_text(text)
+    try:
+        impl = InProcess(folder, package=f"mutant_{os.getpid()}")
+        facts = run_tests(impl, gpu="skip", cuda=False, time_limit=time_limit, quiet=True,
+                          problems=[problem], first_failure=True).facts.values()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    failed = [f.nodeid.split("::")[-1] for f in facts if f.outcome not in ("passed", "skipped")]
+    return failed[0] if failed else None
+
+
+def _child(problem: str, mutant: Mutant, time_limit: float, fd: int) -> None:
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+        import torch
+        torch.set_num_threads(1)
+        devnull = os.open(os.devnull, os.O_WRONLY)  # a mutant's prints and warnings are noise here
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        result = {"killed_by": _grade(problem, mutant, time_limit)}
+    except BaseException as e:  # the run itself broke (e.g. out of memory): the slip is caught
+        result = {"killed_by": f"error: {type(e).__name__}"}
+    os.write(fd, json.dumps(result).encode())
+    os._exit(0)
+
+
+def run_mutants(jobs: list[tuple[str, Mutant]], workers: int, timeout: float, on_done) -> None:
+    """Grade each (problem, mutant) in a forked child, ``workers`` at a time; a child past
+    ``timeout`` seconds is killed and its mutant counts as killed ("timeout")."""
+    pending = list(jobs)
+    running: dict[int, tuple[str, Mutant, int, float, bytearray]] = {}
+    while pending or running:
+        while pending and len(running) < workers:
+            problem, mutant = pending.pop(0)
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(r)
+                _child(problem, mutant, timeout, w)
+            os.close(w)
+            running[pid] = (problem, mutant, r, time.monotonic(), bytearray())
+        readable, _, _ = select.select([v[2] for v in running.values()], [], [], 0.2)
+        for pid, (problem, mutant, r, started, buf) in list(running.items()):
+            if r in readable:
+                chunk = os.read(r, 65536)
+                buf += chunk
+                if chunk:
+                    continue
+            elif time.monotonic() - started <= timeout:
+                continue
+            else:
+                os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            os.close(r)
+            del running[pid]
+            try:
+                killed_by = json.loads(buf.decode())["killed_by"] if buf else "timeout"
+            except ValueError:
+                killed_by = "error: no result"
+            on_done(problem, mutant, killed_by)
+
+
+def warm_up() -> None:
+    """Import torch and every test module, and let the reference remember its answers, before
+    forking: each child then pays only for its own mutant. Also the baseline: the unmutated
+    reference, graded exactly as a mutant is, must pass everything."""
+    from grader.grade import run_tests
+    from seam import InProcess
+    facts = run_tests(InProcess(REFERENCE, package="mutation_baseline"), gpu="skip", cuda=False,
+                      time_limit=60, quiet=True).facts.values()
+    bad = [f.nodeid for f in facts if f.outcome not in ("passed", "skipped")]
+    if bad:
+        raise SystemExit(f"the reference itself fails {bad}: fix that before mutation testing")
+
+
+def save(record: dict, problems: set[str], all_mutants: dict[str, list[Mutant]]) -> dict:
+    """Write this run's problems into record.json as it is on disk now (another run may have
+    written other problems meanwhile), dropping mutants that no longer exist."""
+    on_disk = load_record()
+    for p in problems:
+        ids = {m.id for m in all_mutants.get(p, [])}
+        on_disk[p] = {"tests": record[p]["tests"],
+                      "mutants": {i: v for i, v in sorted(record[p]["mutants"].items()) if i in ids}}
+    tmp = RECORD.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(on_disk, indent=1, sort_keys=True) + "\n")
+    tmp.replace(RECORD)
+    return on_disk
+
+
+# -- the report --------------------------------------------------------------------------------
+
+SPEC_SILENT = "Equivalent in the spec"  # a reason that starts so: only input the handout leaves open tells it
+
+
+def summarise(all_mutants: dict[str, list[Mutant]], record: dict, equivalent: dict) -> tuple[list, list[str]]:
+    """Rows (problem, mutants, killed, equivalent, of them only for unspecified input, survived,
+    score, strict score, stale) and the problems below the bar. The score leaves out every
+    recorded equivalent; the strict score counts the spec-silent ones as survivors."""
+    rows, below = [], []
+    tot = [0, 0, 0, 0]
+    for problem, mutants in all_mutants.items():
+        done = record.get(problem, {}).get("mutants", {})
+        eq = equivalent.get(problem, {})
+        n_stale = len(stale(problem, mutants, record))
+        killed = sum(1 for m in mutants if done.get(m.id, {}).get("killed_by"))
+        alive_eq = [m.id for m in mutants if m.id in eq and m.id in done and not done[m.id].get("killed_by")]
+        n_eq, n_spec = len(alive_eq), sum(eq[i].startswith(SPEC_SILENT) for i in alive_eq)
+        row = _row(problem, len(mutants), killed, n_eq, n_spec, n_stale)
+        rows.append(row)
+        tot = [a + b for a, b in zip(tot, (len(mutants), killed, n_eq, n_spec))]
+        if row[6] < BAR_PROBLEM or n_stale:
+            below.append(problem)
+    rows.append(_row("overall", *tot, sum(r[-1] for r in rows)))
+    if rows[-1][6] < BAR_OVERALL:
+        below.append("overall")
+    return rows, below
+
+
+def _row(name, n, killed, n_eq, n_spec, n_stale):
+    return (name, n, killed, n_eq, n_spec, n - killed - n_eq, killed / max(1, n - n_eq),
+            killed / max(1, n - n_eq + n_spec), n_stale)
+
+
+def table(rows) -> str:
+    lines = [f"{'problem':<18}{'mutants':>8}{'killed':>8}{'equiv':>7}{'(spec)':>7}{'survived':>9}{'score':>8}"
+             f"{'strict':>8}{'stale':>7}"]
+    for p, n, k, e, sp, s, score, strict, st in rows:
+        lines.append(f"{p:<18}{n:>8}{k:>8}{e:>7}{sp:>7}{s:>9}{score:>8.1%}{strict:>8.1%}{st:>7}")
+    lines.append("score: killed / (mutants - equiv); strict: the (spec) equivalents, which only input the "
+                 "handout leaves open tells apart, counted as survivors")
+    return "\n".join(lines)
+
+
+def survivors_md(all_mutants, record, equivalent, rows) -> str:
+    out = ["# Mutation survivors", "",
+           "Generated by `python -m tests.self.mutation`; do not edit. Reasons for equivalent",
+           "mutants live in `equivalent.md`. Each survivor: where, its id, the line before (-) and",
+           "after (+) the mutation.", "", "```", table(rows), "```", ""]
+    for problem, mutants in all_mutants.items():
+        done = record.get(problem, {}).get("mutants", {})
+        eq = equivalent.get(problem, {})
+        alive = [m for m in mutants if m.id in done and not done[m.id].get("killed_by")]
+        if not alive:
+            continue
+        out += [f"## {problem}", ""]
+        for m in alive:
+            why = eq.get(m.id)
+            before = (REFERENCE / f"{problem}.py").read_text().splitlines()[m.line - 1].strip()
+            after = m.source.splitlines()[m.line - 1].strip()
+            out += [f"- `reference/{problem}.py:{m.line}` `{m.id}`", "  ```diff", f"  - {before}", f"  + {after}",
+                    "  ```", f"  equivalent: {why}" if why else "  **not killed**: a hole in the tests"]
+        out.append("")
+    return "\n".join(out)
+
+
+def unknown_equivalents(all_mutants, record, equivalent) -> list[str]:
+    """Reasons recorded for mutants that no longer exist or are now killed, or recorded without a
+    reason: stale entries."""
+    bad = []
+    for problem, reasons in equivalent.items():
+        done = record.get(problem, {}).get("mutants", {})
+        ids = {m.id for m in all_mutants.get(problem, [])}
+        bad += [f"{problem}: {i}" + ("" if why else " (no reason given)") for i, why in reasons.items()
+                if i not in ids or done.get(i, {}).get("killed_by") or not why]
+    return bad
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.self.mutation", description=__doc__.splitlines()[0])
+    parser.add_argument("problems", nargs="*", metavar="PROBLEM")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--all", action="store_true", help="rerun every mutant, stale or not")
+    parser.add_argument("--check", action="store_true", help="run nothing; exit 1 if stale or below the bar")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per mutant (default 60)")
+    args = parser.parse_args(argv)
+    problems = args.problems or list(PROBLEMS)
+    if unknown := set(problems) - set(PROBLEMS):
+        parser.error(f"unknown problem(s) {sorted(unknown)}; known: {', '.join(PROBLEMS)}")
+    all_mutants = {p: module_mutants(REFERENCE, STUBS, p) for p in PROBLEMS}
+    record, equivalent = load_record(), load_equivalent()
+
+    if not args.check:
+        jobs = [(p, m) for p in problems for m in (all_mutants[p] if args.all else stale(p, all_mutants[p], record))]
+        print(f"{len(jobs)} mutant(s) to run", flush=True)
+        if jobs:
+            warm_up()
+            started = time.monotonic()
+            for p in {p for p, _ in jobs}:  # a new entry per problem run, keeping what is current
+                old = record.get(p, {})
+                keep = old.get("mutants", {}) if old.get("tests") == tests_hash(p) and not args.all else {}
+                record[p] = {"tests": tests_hash(p), "mutants": keep}
+
+            counter = [0]
+
+            def done(problem, mutant, killed_by):
+                record[problem]["mutants"][mutant.id] = {"source": source_hash(mutant), "killed_by": killed_by}
+                if not killed_by:
+                    print(f"  survived  {problem}:{mutant.line}  {mutant.id}", flush=True)
+                counter[0] += 1
+                if counter[0] % 50 == 0:
+                    print(f"  {counter[0]}/{len(jobs)} done", flush=True)
+
+            try:
+                run_mutants(jobs, args.jobs, args.timeout, done)
+            finally:  # an interrupted run keeps what it finished
+                record = save(record, {p for p, _ in jobs}, all_mutants)
+            print(f"ran {len(jobs)} mutant(s) in {time.monotonic() - started:.0f} s", flush=True)
+
+    rows, below = summarise(all_mutants, record, equivalent)
+    stale_eq = unknown_equivalents(all_mutants, record, equivalent)
+    if not args.check:
+        SURVIVORS.write_text(survivors_md(all_mutants, record, equivalent, rows))
+    print(table(rows))
+    if stale_eq:
+        print("equivalent.toml names mutants that are gone or killed:\n  " + "\n  ".join(stale_eq))
+    if below:
+        print(f"below the bar ({BAR_PROBLEM:.0%} per problem, {BAR_OVERALL:.0%} overall) or stale: {', '.join(below)}")
+    return 1 if below or stale_eq else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
