@@ -317,7 +317,7 @@ def main(argv: list[str]) -> int:
         SURVIVORS.write_text(survivors_md(all_mutants, record, equivalent, rows))
     print(table(rows))
     if stale_eq:
-        print("equivalent.toml names mutants that are gone or killed:\n  " + "\n  ".join(stale_eq))
+        print("equivalent.md names mutants that are gone, killed, or without a reason:\n  " + "\n  ".join(stale_eq))
     if below:
         print(f"below the bar ({BAR_PROBLEM:.0%} per problem, {BAR_OVERALL:.0%} overall) or stale: {', '.join(below)}")
     return 1 if below or stale_eq else 0
