@@ -271,6 +271,7 @@ class Mistake:
 
 
 def _same(same: Callable, got, expected) -> bool:
+    """Whether the comparison ``same`` accepts ``got`` as ``expected`` (an exception never is)."""
     if isinstance(got, BaseException):
         return False
     try:
@@ -300,6 +301,11 @@ def diagnose(mistakes, cases: list["Case"], got: list, dues: list, same: Callabl
     return "".join(m.hint() for m in fits)
 
 
+def _due(c: Case, r, oracle: Callable | None):
+    """What case ``c`` is due: its own want, else the oracle's answer, else the reference's ``r``."""
+    return c.want if c.want is not UNSET else _answer(oracle, c) if oracle is not None else r
+
+
 def check_cases(impl, target: str, cases, *, ref=None, oracle: Callable | None = None,
                 rtol: float = 0.0, atol: float = 0.0, note: str = "",
                 compare: Callable | None = None, mistakes=()) -> list:
@@ -322,7 +328,7 @@ def check_cases(impl, target: str, cases, *, ref=None, oracle: Callable | None =
         if getattr(g, "not_implemented", ""):
             raise g  # a stub's to-do, not a wrong answer: the student's run lists it as not implemented
         what = c.what or call_text(target, c.args, c.kwargs)
-        due = c.want if c.want is not UNSET else _answer(oracle, c) if oracle is not None else r
+        due = _due(c, r, oracle)
         if due is UNSET:
             raise AssertionError(f"{what}: the case has no want, no oracle and no reference")
         if r is not UNSET and (c.want is not UNSET or oracle is not None):
@@ -333,8 +339,7 @@ def check_cases(impl, target: str, cases, *, ref=None, oracle: Callable | None =
         except pytest.fail.Exception as failed:
             if not mistakes:
                 raise
-            rest = [c.want if c.want is not UNSET else _answer(oracle, c) if oracle is not None else r
-                    for c, r in zip(cases[len(dues):], refs[len(dues):])]
+            rest = [_due(later, r_later, oracle) for later, r_later in zip(cases[len(dues):], refs[len(dues):])]
             hint = diagnose(mistakes, cases, got, dues + rest, same)
             if not hint:
                 raise
@@ -349,11 +354,7 @@ def _reference_agrees(r, due, what: str, same: Callable) -> None:
     elif isinstance(r, Raises) or isinstance(due, Raises):
         ok = r == due
     else:
-        try:
-            same(r, due, what)
-            ok = True
-        except pytest.fail.Exception:
-            ok = False
+        ok = _same(same, r, due)
     if not ok:
         raise AssertionError(f"{what}: the reference gives {show(r)}, the test expects {show(due)}; "
                              f"the test is wrong, not the submission")

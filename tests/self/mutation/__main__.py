@@ -291,9 +291,9 @@ def main(argv: list[str]) -> int:
             warm_up()
             started = time.monotonic()
             for p in {p for p, _ in jobs}:  # a new entry per problem run, keeping what is current
-                old = record.get(p, {})
-                keep = old.get("mutants", {}) if old.get("tests") == tests_hash(p) and not args.all else {}
-                record[p] = {"tests": tests_hash(p), "mutants": keep}
+                old, now = record.get(p, {}), tests_hash(p)
+                keep = old.get("mutants", {}) if old.get("tests") == now and not args.all else {}
+                record[p] = {"tests": now, "mutants": keep}
 
             counter = [0]
 

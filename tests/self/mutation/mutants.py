@@ -53,13 +53,10 @@ class _Edit:
     what: str        # the original, as shown in the id
 
 
-def _stub_todo(stub_source: str) -> set[str]:
-    """Qualified names of the stub's functions whose body raises NotImplementedError."""
-    todo = set()
-    for qual, fn in _functions(ast.parse(stub_source)):
-        if any(isinstance(n, ast.Raise) and "NotImplementedError" in ast.unparse(n) for n in ast.walk(fn)):
-            todo.add(qual)
-    return todo
+def _given(stub_source: str) -> set[str]:
+    """Qualified names of the stub's functions that are given in full (no NotImplementedError)."""
+    return {qual for qual, fn in _functions(ast.parse(stub_source))
+            if not any(isinstance(n, ast.Raise) and "NotImplementedError" in ast.unparse(n) for n in ast.walk(fn))}
 
 
 def _functions(tree: ast.Module):
@@ -182,10 +179,6 @@ def _body_without_docstring(fn):
     return body
 
 
-def _offset(lines_start: list[int], line: int, col: int) -> int:
-    return lines_start[line - 1] + col
-
-
 def _apply(source: str, edit: _Edit) -> str:
     """The source with edit.node's span replaced; ast offsets count UTF-8 bytes, so work in bytes."""
     raw = source.encode()
@@ -193,8 +186,8 @@ def _apply(source: str, edit: _Edit) -> str:
     for line in raw.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
     n = edit.node
-    a = _offset(starts, n.lineno, n.col_offset)
-    b = _offset(starts, n.end_lineno, n.end_col_offset)
+    a = starts[n.lineno - 1] + n.col_offset
+    b = starts[n.end_lineno - 1] + n.end_col_offset
     return (raw[:a] + edit.new.encode() + raw[b:]).decode()
 
 
@@ -202,11 +195,10 @@ def mutants(source: str, stub_source: str | None = None) -> list[Mutant]:
     """Every mutant of ``source`` (a reference module); with ``stub_source``, only of the
     functions the student writes (see the module docstring), else of every function."""
     tree = ast.parse(source)
-    todo = _stub_todo(stub_source) if stub_source is not None else None
-    stub_functions = {q for q, _ in _functions(ast.parse(stub_source))} if stub_source is not None else set()
+    given = _given(stub_source) if stub_source is not None else set()
     out: list[Mutant] = []
     for qual, fn in _functions(tree):
-        if todo is not None and qual in stub_functions and qual not in todo:
+        if qual in given:
             continue  # given code: the stub has it in full
         collector = _Collector(source)
         for stmt in _body_without_docstring(fn):
