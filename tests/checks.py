@@ -44,6 +44,9 @@ ROUNDING = dict(rtol=1e-12)
 # public snapshots of every float function. x ** a turns one ulp of x into |a| ulps and exp/log of
 # values near 60 lose another factor of 60: correct code stays within ~1e-13, so 1e-9 leaves 1e4.
 CONDITIONED = dict(rtol=1e-9)
+# EXACT: bit for bit. Integers and bools, values rounded into a number format, seeded tensors that
+# are copied or indexed, never computed: any difference at all is a wrong answer.
+EXACT = dict(rtol=0.0)
 
 
 def show(value) -> str:
@@ -72,7 +75,7 @@ def _kind(value) -> str:
     return "None" if value is None else type(value).__name__
 
 
-def _mismatch(got, expected, rtol: float, atol: float, at: str = "") -> str | None:
+def mismatch(got, expected, rtol: float = 0.0, atol: float = 0.0, at: str = "") -> str | None:
     """None when ``got`` has the type structure of ``expected`` and equal values (floats within
     rtol/atol; 0, 0 = exact); else where and how they differ, naming both types if those differ.
 
@@ -105,7 +108,7 @@ def _mismatch(got, expected, rtol: float, atol: float, at: str = "") -> str | No
         if len(got) != len(expected):
             return f"{where}expected {len(expected)} items, got {len(got)}"
         for i, (g, e) in enumerate(zip(got, expected)):
-            why = _mismatch(g, e, rtol, atol, f"{at}[{i}]")
+            why = mismatch(g, e, rtol, atol, f"{at}[{i}]")
             if why is not None:
                 return why
         return None
@@ -116,7 +119,7 @@ def _mismatch(got, expected, rtol: float, atol: float, at: str = "") -> str | No
             return (f"{where}keys differ: missing {sorted(set(expected) - set(got))}, "
                     f"unexpected {sorted(set(got) - set(expected))}")
         for k in expected:
-            why = _mismatch(got[k], expected[k], rtol, atol, f"{at}[{k!r}]")
+            why = mismatch(got[k], expected[k], rtol, atol, f"{at}[{k!r}]")
             if why is not None:
                 return why
         return None
@@ -159,7 +162,7 @@ def _inexact(expected) -> bool:
 
 def expect_equal(got, expected, what: str, rtol: float = 0.0, atol: float = 0.0, note: str = ""):
     """Fail unless ``got`` has exactly the type structure of ``expected`` and equal values."""
-    why = _mismatch(got, expected, rtol, atol)
+    why = mismatch(got, expected, rtol, atol)
     if why is not None:
         tol = f"tolerance: rtol={rtol:g}, atol={atol:g}" if (rtol or atol) and _inexact(expected) else ""
         fail(what, got, expected, "; ".join(s for s in (why, tol, note) if s))

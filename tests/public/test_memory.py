@@ -24,6 +24,10 @@ SNAPSHOT_INPUTS = {
                                          (2048, 4, 768, 12, 12, False), (1, 1, 1, 1, 1), (3, 5, 7, 7, 2),
                                          (4096, 1, 4096, 30, 32), (0, 1, 4096, 32, 32)],
 }
+# The tolerance each target's snapshot is compared at (CONDITIONED where not named).
+SNAPSHOT_TOLERANCE = {
+    "memory.max_trainable_params": ROUNDING,
+}
 
 
 @pytest.mark.points(1)
@@ -80,5 +84,5 @@ def test_ledger_and_zero(impl):
 @pytest.mark.points(1)
 def test_capacity_and_activations(impl):
     """max_trainable_params and megatron_activation_bytes match the snapshots"""
-    check_snapshot(impl, "memory.max_trainable_params", **ROUNDING)
+    check_snapshot(impl, "memory.max_trainable_params")
     check_snapshot(impl, "memory.megatron_activation_bytes")

@@ -81,11 +81,19 @@ def test_what_the_worker_sees(sandbox):
     if box.isolation.mode == "process":
         return  # rlimits only: it sees and may write what the grader's uid may (README)
     assert seen["wrote_outside"] is False, seen
-    if box.isolation.namespaces:   # a fresh root: the checkout and /tmp do not exist at all
-        assert seen["checkout"] == seen["tmp"] == "FileNotFoundError", seen
+    if box.isolation.namespaces:   # a fresh root: the checkout and /tmp hold only Python, if that
+        assert seen["checkout"] == bound_below(str(ROOT)), seen       # lies below them, or do
+        assert seen["tmp"] == bound_below("/tmp"), seen               # not exist at all
         assert seen["cwd"] == "/sandbox/work"
     elif box.isolation.mode == "landlock":
         assert seen["checkout"] == seen["tmp"] == seen["home"] == "PermissionError", seen
+
+
+def bound_below(folder: str) -> list[str] | str:
+    """What a namespaced worker lists in ``folder``: the first names on the way to the Python
+    folders bound below it (a Python installed under /tmp, say), or FileNotFoundError."""
+    names = {Path(p).relative_to(folder).parts[0] for p in python_paths() if p.startswith(folder.rstrip("/") + "/")}
+    return sorted(names) or "FileNotFoundError"
 
 
 def test_auto_takes_the_strongest_mode_that_works():
@@ -116,11 +124,25 @@ def test_concurrent_sandboxes_get_distinct_uids():
     finally:
         a.release()
         b.release()
-    c = UidLease()  # released uids are handed out again
+    c = UidLease()  # released uids are handed out again (unless another grader took it meanwhile)
     try:
-        assert c.uid == a.uid
+        assert c.uid == a.uid or held(a.uid)
     finally:
         c.release()
+
+
+def held(uid: int) -> bool:
+    """Whether some grader on this machine holds ``uid``'s lease now."""
+    import fcntl
+    from grader.isolation import lease_folder
+    fd = os.open(lease_folder() / str(uid), os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
 
 
 def _works(mode):
@@ -215,3 +237,15 @@ def test_no_python_code_runs_between_fork_and_exec(monkeypatch, tmp_path):
     finally:
         box.close()
     assert calls and all(fn is None for fn in calls), calls
+
+
+def test_what_the_worker_sees_with_python_installed_under_tmp(tmp_path):
+    """The view checks above hold wherever Python lives: here a venv under the temporary folder
+    (so /tmp itself holds a folder the worker is given), run in a fresh interpreter."""
+    import subprocess
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv], check=True)
+    run = subprocess.run([venv / "bin" / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          f"{Path(__file__).relative_to(ROOT)}::test_what_the_worker_sees"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0 and " passed" in run.stdout, run.stdout[-3000:] + run.stderr[-2000:]
