@@ -18,7 +18,6 @@ import select
 import shutil
 import signal
 import socket
-import struct
 import sys
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
@@ -129,45 +128,28 @@ def drop_privileges(uid) -> None:
     os.setresuid(uid, uid, uid)
 
 
-def drop_capabilities() -> None:
-    """Stay uid 0 but powerless (landlock mode where Python is unreadable to other uids): lock
-    the securebits so no exec regains root's capabilities, empty the bounding and ambient
-    sets, then clear our own. Landlock then keeps it to its allow-list."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    # SECBIT_NOROOT, NO_SETUID_FIXUP, NO_CAP_AMBIENT_RAISE and their locks, KEEP_CAPS_LOCKED
-    if libc.prctl(28, 0b11101111, 0, 0, 0) != 0:           # PR_SET_SECUREBITS
-        raise OSError(ctypes.get_errno(), "PR_SET_SECUREBITS failed")
-    libc.prctl(47, 4, 0, 0, 0)                              # PR_CAP_AMBIENT, CLEAR_ALL
-    for cap in range(64):
-        libc.prctl(24, cap, 0, 0, 0)                        # PR_CAPBSET_DROP (EINVAL past the last)
-    header = struct.pack("=Ii", 0x20080522, 0)              # _LINUX_CAPABILITY_VERSION_3
-    data = bytes(24)                                        # effective, permitted, inheritable x2
-    if libc.capset(ctypes.c_char_p(header), ctypes.c_char_p(data)) != 0:
-        raise OSError(ctypes.get_errno(), "capset failed")
-
-
 def serve(cfg: dict, req_fd: int, resp_fd: int) -> None:
     """The worker proper, in a child forked for one submission: confine, then answer requests."""
     set_limits(cfg["limits"])
-    if cfg["uid"] is not None:
-        drop_privileges(cfg["uid"])
-    elif cfg["mode"] == "landlock" and cfg["landlock"]["keep_root"]:
-        drop_capabilities()
+    drop_privileges(cfg["uid"])
     os.umask(0o077)
     ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with the zygote
     if os.getppid() != cfg["zygote_pid"]:
         os._exit(1)  # the zygote died before the line above
-    import torch
-    torch.set_num_threads(cfg["threads"])
-    set_memory_limit(cfg["limits"]["memory_bytes"])  # torch is mapped already: headroom for tests
+    # The walls go up while this is the process's only thread (torch starts its pool below):
+    import seccomp                 # grader/seccomp.py, copied beside this script
+    seccomp.install()              # every mode: no chmod, keyrings, SysV IPC, sockets, namespaces
     if cfg["mode"] == "landlock":  # from here on: its allow-list only (no /proc of others, no TCP)
         import landlock            # grader/landlock.py, copied beside this script
         landlock.restrict(cfg["landlock"]["read"] + [f"/proc/{os.getpid()}"], cfg["landlock"]["write"],
                           cfg["landlock"]["devices"])
+    import torch
+    torch.set_num_threads(cfg["threads"])
+    set_memory_limit(cfg["limits"]["memory_bytes"])  # torch is mapped already: headroom for tests
     from seam import codec
     from seam.callee import Callee
     from seam.frames import MAX_FRAME, read_frame, write_frame
-    callee = Callee(cfg["submission"], "submission")
+    callee = Callee(cfg["submission"], "submission", filtered=True)
     write_frame(resp_fd, codec.dumps({"ready": True}))
     while True:
         try:
@@ -230,6 +212,38 @@ def _descendants() -> list[int]:
     return out
 
 
+# The backstops: the syscall filter keeps a worker from making keys and IPC objects at all.
+KEYCTL_CLEAR, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = 7, -4, -5
+IPC_RMID = 0
+
+
+def clear_keyrings() -> None:
+    """As the worker's uid: empty its user keyrings, which the kernel keeps per uid."""
+    import seccomp
+    libc = ctypes.CDLL(None, use_errno=True)
+    number = seccomp.ARCHES.get(platform.machine(), (0, 0, 0, 0, {}))[4].get("keyctl")
+    for ring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
+        if number:
+            libc.syscall(number, KEYCTL_CLEAR, ring)
+
+
+def remove_ipc(uid: int) -> None:
+    """Remove the SysV shared memory, queues and semaphores ``uid`` owns (in our IPC namespace)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for kind, remove in (("shm", lambda i: libc.shmctl(i, IPC_RMID, None)),
+                         ("msg", lambda i: libc.msgctl(i, IPC_RMID, None)),
+                         ("sem", lambda i: libc.semctl(i, 0, IPC_RMID))):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                header, *rows = [line.split() for line in f]
+        except (OSError, ValueError):
+            continue
+        for row in rows:
+            fields = dict(zip(header, row))
+            if int(fields.get("uid", -1)) == uid or int(fields.get("cuid", -1)) == uid:
+                remove(int(row[1]))
+
+
 def clean_up(cfg: dict) -> None:
     """Kill whatever the last child left behind, reap it, and empty the scratch folder."""
     for _ in range(100):
@@ -252,15 +266,18 @@ def clean_up(cfg: dict) -> None:
                 break
         if not left and not _descendants():
             break
-    if cfg["uid"] is not None and cfg["mode"] not in ("bwrap", "namespaces"):
-        pid = os.fork()  # processes of its uid outside our tree (none can leave it, but cheap)
+    if cfg["uid"] is not None:
+        pid = os.fork()
         if pid == 0:
             try:
                 drop_privileges(cfg["uid"])
-                os.kill(-1, signal.SIGKILL)
+                if cfg["mode"] not in ("bwrap", "namespaces"):
+                    os.kill(-1, signal.SIGKILL)  # its uid's processes outside our tree (none can leave it)
+                clear_keyrings()
             finally:
                 os._exit(0)
         os.waitpid(pid, 0)
+        remove_ipc(cfg["uid"])
     work = cfg["work"]
     for name in os.listdir(work):
         path = os.path.join(work, name)

@@ -10,12 +10,15 @@ strongest first (``auto`` takes the first that works here):
               not installed.
   landlock    no namespaces, but Landlock (Linux >= 5.13; Docker's default seccomp allows it):
               the worker restricts itself to the same allow-list (grader/landlock.py), as a leased
-              uid (or, where Python is unreadable to other uids, as a powerless uid 0).
+              uid (refused where Python is unreadable to other uids: never student code as uid 0).
   uid         no namespaces (Docker's default seccomp profile, Gradescope): the worker runs as an
               unprivileged uid leased for this sandbox alone; the grader's folders are 0700 and
               root's, the worker's copy is its own. It can still read what is world-readable on
               the machine: ``exposed`` checks the grader's own folders and says so in the report.
-  process     rlimits only (grader not root, no namespaces): for a TA checking trusted code.
+  process     rlimits only: for a TA checking trusted code. As root it runs the worker as a
+              leased uid (refused where Python is unreadable to other uids), never as root.
+
+Every mode also installs the worker's syscall filter (grader/seccomp.py) before student code runs.
 """
 
 import dataclasses
@@ -68,31 +71,28 @@ class Isolation:
             why = _unusable(mode, root)
             if why is None:
                 note = f"({'; '.join(skipped)})" if skipped else ""
-                drop = root and mode != "process" and not (mode == "landlock" and _python_hidden())
-                return cls(mode, drop=drop, user_ns=not root and mode in ("bwrap", "namespaces"),
+                return cls(mode, drop=root, user_ns=not root and mode in ("bwrap", "namespaces"),
                            note=note)
             if want != "auto":
                 raise IsolationUnavailable(f"--isolation {mode}: {why}")
             skipped.append(f"no {mode}: {why}")
-        raise AssertionError("process mode always works")
+        raise IsolationUnavailable("no isolation mode works here: " + "; ".join(skipped))
 
     def describe(self) -> str:
         who = ("a leased unprivileged uid" if self.drop else
-               "your uid in a user namespace" if self.user_ns else
-               "uid 0 without capabilities" if os.geteuid() == 0 else "the grader's uid")
+               "your uid in a user namespace" if self.user_ns else "the grader's uid")
         text = {
             "bwrap": f"bwrap: a fresh root with only Python, the seam, its copy and a scratch tmpfs; "
                      f"own pid/net/ipc namespaces; runs as {who}",
             "namespaces": f"namespaces (unshare + pivot_root): a fresh root with only Python, the seam, "
-                          f"its copy and a scratch tmpfs; own pid/net namespaces; runs as {who}",
+                          f"its copy and a scratch tmpfs; own pid/net/ipc namespaces; runs as {who}",
             "landlock": f"landlock (ABI {landlock.abi()}): no namespaces; it reads only Python, the seam "
                         f"and its copy, writes only its scratch; no TCP, no signals out; runs as {who}",
             "uid": "uid: no namespaces; an unprivileged uid of its own, grader folders 0700; "
                    "it can read what is world-readable on this machine; no network isolation "
                    "(use docker run --network none)",
-            "process": "process: rlimits only, NO isolation of files or network"
-                       + (", AS ROOT" if os.geteuid() == 0 else "")
-                       + " (trusted code only: grade untrusted code as root, e.g. in the Docker image)",
+            "process": f"process: rlimits only, NO isolation of files or network; runs as {who}"
+                       " (trusted code only: grade untrusted code as root, e.g. in the Docker image)",
         }[self.mode]
         return text + (f" {self.note}" if self.note else "")
 
@@ -111,18 +111,23 @@ def _unusable(mode: str, root: bool) -> str | None:
         version = landlock.abi()
         if version < 1:
             return "the kernel has no Landlock, or seccomp refuses it"
-        if (not root or _python_hidden()) and version < 6:
+        if not root and version < 6:
             return (f"Landlock ABI {version} cannot stop signals to the grader's uid (needs 6, "
                     "Linux 6.12) and the worker cannot change uid")
-        return None
+        return _root_needs_a_readable_python(root)
     if mode == "uid":
-        if not root:
-            return "the grader is not root"
-        if _python_hidden():
-            return (f"Python is not readable by an unprivileged uid ({_python_hidden()[0]}); "
-                    "install it outside /root")
-        return None
-    return None
+        return "the grader is not root" if not root else _root_needs_a_readable_python(root)
+    return _root_needs_a_readable_python(root)  # process
+
+
+def _root_needs_a_readable_python(root: bool) -> str | None:
+    """As root, a mode without namespaces runs the worker as a leased uid, which must be able to
+    read Python: else it would run as uid 0, which owns every root file (chmod, keyrings, root's
+    sockets; Landlock mediates none of these). Refused, never downgraded."""
+    hidden = _python_hidden() if root else []
+    return None if not hidden else (
+        f"Python is not readable by an unprivileged uid ({hidden[0]}) and a worker never runs "
+        "as root; install Python outside /root (the Docker image's is)")
 
 
 def _python_hidden() -> list[str]:
@@ -219,7 +224,7 @@ def bwrap_prefix(mounts: list[tuple[str, ...]], root: bool) -> list[str]:
 def unshare_prefix(user_ns: bool) -> list[str]:
     # (no --kill-child: it sometimes fails in util-linux with "sigprocmask unblock failed";
     # the worker sets its own parent-death signal, and the sandbox kills the namespace's init)
-    flags = ["unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc"]
+    flags = ["unshare", "--net", "--mount", "--pid", "--ipc", "--uts", "--fork", "--mount-proc"]
     return flags + (["--user", "--map-root-user"] if user_ns else []) + ["--"]
 
 

@@ -21,6 +21,9 @@ class Limits:
     disk_bytes: int = 256 << 20        # its scratch tmpfs
     processes: int = 256               # processes + threads of the worker uid
     threads: int = 2
+    timeouts_per_problem: int = 3      # a problem's time budget, in timeouts of time_per_test: its
+                                       # remaining tests then fail without running (a submission
+                                       # that hangs every call holds a job minutes, not an hour)
 
     def describe_memory(self) -> str:
         return (f"{self.memory_bytes / GIB:g} GiB beyond torch's own" if self.memory_bytes

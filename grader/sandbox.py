@@ -27,7 +27,9 @@ from pathlib import Path
 
 from .isolation import (INSIDE, Isolation, UidLease, bwrap_prefix, exposed, masks, python_paths,
                         system_paths, unshare_prefix)
+from .cgroup import Group
 from .limits import Limits
+from .submission import too_large
 from .paths import ROOT, SEAM
 from seam import Impl, SandboxFailure, codec, frames
 from seam.problems import PROBLEMS
@@ -35,6 +37,7 @@ from seam.probes import problem_of
 
 WORKER = Path(__file__).with_name("_worker.py")
 LANDLOCK = Path(__file__).with_name("landlock.py")
+SECCOMP = Path(__file__).with_name("seccomp.py")
 class Zygote:
     """The sandboxed process that forks workers: one per Sandbox, or one per batch job.
 
@@ -60,21 +63,22 @@ class Zygote:
                         copy_function=shutil.copyfile)  # 0644 whatever the checkout's modes
         shutil.copyfile(WORKER, self.lib / "_worker.py")
         shutil.copyfile(LANDLOCK, self.lib / "landlock.py")
+        shutil.copyfile(SECCOMP, self.lib / "seccomp.py")
         for d, _, files in os.walk(self.lib):
             os.chmod(d, 0o755)
             for f in files:
                 os.chmod(os.path.join(d, f), 0o644)
-        for d in (self.inbox, self.work):
-            d.mkdir(mode=0o700)
-            if self.uid is not None and not self.isolation.namespaces:
-                os.chown(d, self.uid, self.uid)  # its copy and its scratch are its own, no one else's
-            else:
-                os.chmod(d, 0o755)
+        self.inbox.mkdir(mode=0o700)
+        self.work.mkdir(mode=0o700)
+        self._set_folders()
         self.proc: subprocess.Popen | None = None
         self.ctl: socket.socket | None = None
         self.ready = False
         self.child_alive = False
         self.forks = 0
+        self.worker_log: Path | None = None
+        # memory and processes of the whole sandbox together, where the machine lets root say so
+        self.group = Group.make(limits.memory_bytes, limits.processes) if os.geteuid() == 0 else None
 
     # -- the zygote itself ---------------------------------------------------------------
     def _paths(self) -> dict:
@@ -125,8 +129,7 @@ class Zygote:
                                + [where["lib"], where["submission"]],
                                "write": [where["work"]],
                                "devices": [f"/dev/{d}" for d in ("null", "zero", "full", "random", "urandom")]
-                               + ([str(d) for d in Path("/dev").glob("nvidia*")] if self.cuda else []),
-                               "keep_root": os.geteuid() == 0 and self.uid is None}
+                               + ([str(d) for d in Path("/dev").glob("nvidia*")] if self.cuda else [])}
             if self.cuda:  # where the driver looks
                 cfg["landlock"]["read"] += ["/proc/driver/nvidia", "/sys"]
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -134,7 +137,8 @@ class Zygote:
         self.log_path = self.root / "zygote.log"
         with open(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as log:
             self.proc = subprocess.Popen(
-                prefix + [sys.executable, "-I", script, json.dumps(cfg)], stdin=subprocess.DEVNULL,
+                (self.group.prefix() if self.group else []) + prefix
+                + [sys.executable, "-I", script, json.dumps(cfg)], stdin=subprocess.DEVNULL,
                 stdout=log, stderr=log, close_fds=True, pass_fds=(theirs.fileno(),),
                 start_new_session=True, cwd="/" if self.isolation.namespaces else where["work"])
         theirs.close()
@@ -203,6 +207,9 @@ class Zygote:
 
     def close(self) -> None:
         self.terminate()
+        if self.group:
+            self.group.kill()
+            self.group.close()
         shutil.rmtree(self.root, ignore_errors=True)
         if self.lease:
             self.lease.release()
@@ -217,8 +224,9 @@ class Zygote:
             self.start()
         self.await_ready(deadline)
         self._restage(submission_dir)
+        self.drop_worker_log()
         self.forks += 1
-        log_path = self.root / f"worker{self.forks}.log"
+        log_path = self.worker_log = self.root / f"worker{self.forks}.log"
         log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
@@ -236,20 +244,40 @@ class Zygote:
         os.set_blocking(req_w, False)
         return req_w, resp_r, log_path
 
+    def _set_folders(self) -> None:
+        """The modes and owners of the zygote's folders, set again before each fork: all root's
+        (the grader's), none the worker's, so no student can change them for the next. Outside a
+        namespace a leased worker reaches its inbox (read) and scratch (write) through its group."""
+        group = self.uid if self.uid is not None and not self.isolation.namespaces else None
+        for path, mode, shared in ((self.root, 0o711, 0o711), (self.lib, 0o755, 0o755),
+                                   (self.inbox, 0o755, 0o750), (self.work, 0o777, 0o770)):
+            if group is None:
+                os.chmod(path, 0o755 if path == self.work else mode)
+            else:
+                os.chown(path, os.geteuid(), group)
+                os.chmod(path, shared)
+
+    def drop_worker_log(self) -> None:
+        """Delete the last worker's log (its tail was read when it ended): one log at a time, at
+        most ``Limits.file_bytes``, never one student's beside the next's."""
+        if self.worker_log is not None:
+            self.worker_log.unlink(missing_ok=True)
+            self.worker_log = None
+
     def _restage(self, submission_dir: Path) -> None:
         """inbox/ := the expected modules of ``submission_dir``, and nothing else."""
+        self._set_folders()
         for old in self.inbox.iterdir():
             old.unlink() if not old.is_dir() or old.is_symlink() else shutil.rmtree(old)
+        group = self.uid if self.uid is not None and not self.isolation.namespaces else None
         for problem in PROBLEMS:
             src = Path(submission_dir) / f"{problem}.py"
-            if src.is_file() and not src.is_symlink():
+            if src.is_file() and not src.is_symlink() and not too_large(src):
                 dest = self.inbox / f"{problem}.py"
                 shutil.copyfile(src, dest)
-                if self.uid is not None and not self.isolation.namespaces:
-                    os.chown(dest, self.uid, self.uid)
-                    os.chmod(dest, 0o600)
-                else:
-                    os.chmod(dest, 0o644)
+                if group is not None:  # root's, readable by the worker's group alone
+                    os.chown(dest, os.geteuid(), group)
+                os.chmod(dest, 0o644 if group is None else 0o640)
 
     def exit_code(self, timeout: float) -> int | None:
         """The ended worker's exit code (negative: killed by that signal), once the zygote has
@@ -273,6 +301,21 @@ class Zygote:
             self.terminate()
             return
         self.exit_code(timeout=10)
+
+
+SCRATCH_POLL = 0.25  # seconds between two measurements of a scratch folder (no tmpfs)
+
+
+def _folder_bytes(top: Path) -> int:
+    """Bytes allocated under ``top`` (blocks, so a sparse file counts what it holds)."""
+    total = 0
+    for folder, dirs, files in os.walk(top):
+        for name in dirs + files:
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_blocks * 512
+            except OSError:
+                pass
+    return total
 
 
 def _children(pid: int) -> list[int]:
@@ -316,6 +359,7 @@ class Sandbox(Impl):
         self.starts = 0
         self.broken: dict[str, str] = {}     # problem -> why (its module kills the worker)
         self.strikes: dict[str, list[str]] = {}  # target -> how its calls hung or crashed
+        self.timeouts: dict[str, int] = {}   # problem -> how many of its calls timed out
         self._touched: set[str] = set()      # problems called successfully in this worker
 
     def describe(self) -> str:
@@ -361,18 +405,30 @@ class Sandbox(Impl):
 
     def close(self) -> None:
         self._kill()
+        self.zygote.drop_worker_log()
         if self.owns_zygote:
             self.zygote.close()
 
     # -- protocol -------------------------------------------------------------------------
     def _wait(self, fd: int, deadline: float, doing: str, writing: bool = False):
-        """frames.py's ``wait``: block until ``fd`` is ready, or kill the worker at the deadline."""
+        """frames.py's ``wait``: block until ``fd`` is ready, or kill the worker at the deadline.
+        Outside a namespace the scratch is a folder, not a tmpfs of ``disk_bytes``: it is measured
+        every ``SCRATCH_POLL`` s meanwhile, and a worker past the cap is killed."""
+        watch = not self.isolation.namespaces
+
         def wait():
-            left = deadline - time.monotonic()
-            sets = ([], [fd], []) if writing else ([fd], [], [])
-            if left <= 0 or not any(select.select(*sets, left)):
-                self._kill()
-                raise TimeoutError(doing)
+            while True:
+                left = deadline - time.monotonic()
+                sets = ([], [fd], []) if writing else ([fd], [], [])
+                if left > 0 and any(select.select(*sets, min(left, SCRATCH_POLL) if watch else left)):
+                    return
+                if left <= 0 or not watch:
+                    self._kill()
+                    raise TimeoutError(doing)
+                if _folder_bytes(self.zygote.work) > self.limits.disk_bytes:
+                    self._kill()
+                    raise SandboxFailure(f"{doing}: wrote more than {self.limits.disk_bytes >> 20} MiB "
+                                         "to its scratch folder; the worker was restarted")
         return wait
 
     def _read(self, deadline: float, doing: str):
@@ -421,6 +477,9 @@ class Sandbox(Impl):
         problem = problem_of(target)
         if problem in self.broken:
             raise SandboxFailure(self.broken[problem])
+        if self.timeouts.get(problem, 0) >= self.limits.timeouts_per_problem:
+            raise SandboxFailure(f"not run: this problem's time budget ran out ({self.timeouts[problem]} of its "
+                                 f"calls timed out after {self.limits.time_per_test:g} s)")
         if len(self.strikes.get(target, ())) >= 2:  # don't pay a hang or a restart again and again
             raise SandboxFailure(f"{target} was not called again: twice already, "
                                  f"{' / '.join(self.strikes[target])}")
@@ -453,6 +512,7 @@ class Sandbox(Impl):
                                         f"{self.limits.time_per_test:g} s")
                 raise SandboxFailure(self.broken[problem]) from None
             self.strikes.setdefault(target, []).append("it timed out")
+            self.timeouts[problem] = self.timeouts.get(problem, 0) + 1
             raise SandboxFailure(f"timed out after {self.limits.time_per_test:g} s in {target}; "
                                  "the worker was restarted") from None
         except (EOFError, BrokenPipeError):

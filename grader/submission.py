@@ -9,6 +9,7 @@ from pathlib import Path
 from seam.problems import EXPECTED_LAYOUT, PROBLEMS
 
 MAX_ZIP_BYTES = 64 << 20
+MAX_MODULE_BYTES = 4 << 20  # one problem module: its size as stated (a sparse file's too), before any copy
 MAX_ZIP_FILES = 5000
 MAX_DEPTH = 4
 SKIP_DIRS = {"__MACOSX", "__pycache__", ".git", ".venv", "venv", "node_modules"}
@@ -84,9 +85,22 @@ def locate(path: Path, problems=PROBLEMS) -> Located:
         notes.append(f"found the modules in {folder.relative_to(path)}/ ({depth} level(s) down); "
                      "graded from there")
     missing = [f"{p}.py" for p in problems if not (folder / f"{p}.py").is_file()]
+    notes += [why for p in problems if (why := too_large(folder / f"{p}.py"))]
     if missing:
         notes.append(f"missing: {', '.join(missing)} (those problems score 0). {EXPECTED_LAYOUT}")
     return Located(folder, notes, cleanup)
+
+
+def too_large(module: Path) -> str | None:
+    """Why ``module`` is not graded for its size (the sandbox never copies it), or None."""
+    try:
+        size = module.lstat().st_size
+    except OSError:
+        return None
+    if size <= MAX_MODULE_BYTES:
+        return None
+    return (f"{module.name} is {size / (1 << 20):.0f} MiB; a module may be at most "
+            f"{MAX_MODULE_BYTES >> 20} MiB: not graded (that problem scores 0)")
 
 
 def _shown(folder: Path, top: Path) -> str:

@@ -13,6 +13,7 @@ and so is the response: {"ok": value} or {"raised": {"type", "message", "where",
 "optim.AdamW.step"; "at": its file:line).
 """
 
+import errno
 import importlib
 import linecache
 import importlib.machinery
@@ -24,6 +25,10 @@ from types import ModuleType
 
 from . import codec, probes
 from .problems import PROBLEMS, STRUCT_MODULES
+
+# Said after an EPERM in the sandbox (grader/seccomp.py denies such calls with EPERM, whichever)
+FORBIDDEN = ("perhaps a call the sandbox forbids (changing file modes, owners or times, sockets, "
+             "keyrings, shared memory, namespaces), or a file it may not change")
 
 # The exceptions a test may expect from student code, sent by name and rebuilt on the trusted side
 # (seam.PASSTHROUGH); a student's subclass of one is sent as that one.
@@ -75,8 +80,10 @@ def format_frames(frames, prefix: str = "") -> str:
 
 
 class Callee:
-    def __init__(self, folder: Path, package: str, typecheck: bool = False, shown_as: str = ""):
+    def __init__(self, folder: Path, package: str, typecheck: bool = False, shown_as: str = "",
+                 filtered: bool = False):
         self.folder = Path(folder).resolve()
+        self.filtered = filtered  # under the sandbox's syscall filter: an EPERM may be its doing
         self.shown_as = shown_as  # how tracebacks name the folder ("student_stubs/"; "" in the sandbox)
         self.package = package
         self.typecheck = typecheck
@@ -180,6 +187,8 @@ class Callee:
         else:  # a subclass of ValueError is a ValueError: the nearest built-in a test may expect
             kind = next((k.__name__ for k in type(e).__mro__ if k in EXPECTED), type(e).__name__)
             msg = str(e)
+            if self.filtered and isinstance(e, OSError) and e.errno == errno.EPERM:
+                msg += f" ({FORBIDDEN})"
         frames = student_frames(e, self.folder)
         # "function": the innermost student frame, named as the student wrote it ("optim.AdamW.step")
         function = f"{Path(frames[-1][0]).stem}.{frames[-1][2]}" if frames else ""

@@ -412,4 +412,65 @@ for _p in ["/tmp", "/var/tmp", "/dev/shm", os.path.expanduser("~"), "/"]:
     except OSError:
         pass
 """),
+    # -- the walls every mode has (grader/seccomp.py): what Landlock and namespaces leave open --
+    Attack("change file modes, owners and times (its module, its folders, its scratch)", r"""
+import os
+open("mine.txt", "w").close()
+_me = os.path.abspath(__file__)
+for _p in (_me, os.path.dirname(_me), os.getcwd(), os.path.abspath("mine.txt")):
+    for _try in (lambda: os.chmod(_p, 0o777), lambda: os.chown(_p, os.getuid(), os.getgid()),
+                 lambda: os.utime(_p, (0, 0))):
+        try:
+            _try()
+            ATTACK_WORKED = True
+        except OSError:
+            pass
+"""),
+    Attack("kernel keyrings (the grader's, or one a leased uid keeps between runs)", r"""
+import ctypes, platform
+_libc = ctypes.CDLL(None, use_errno=True)
+_nr = {"x86_64": (248, 250), "aarch64": (217, 219)}.get(platform.machine())
+if _nr:
+    if _libc.syscall(_nr[0], b"user", b"smuggled", b"secret", 6, -4) >= 0:   # add_key to @u
+        ATTACK_WORKED = True
+    if _libc.syscall(_nr[1], 0, -4, 0) >= 0:                                  # keyctl GET_KEYRING_ID @u
+        ATTACK_WORKED = True
+"""),
+    Attack("SysV shared memory, queues and semaphores, POSIX queues (they outlive the worker)", r"""
+import ctypes
+_libc = ctypes.CDLL(None, use_errno=True)
+for _get in (lambda: _libc.shmget(0, 4096, 0o1600), lambda: _libc.msgget(0, 0o1600),
+             lambda: _libc.semget(0, 1, 0o1600)):
+    if _get() >= 0:
+        ATTACK_WORKED = True
+try:
+    _rt = ctypes.CDLL("librt.so.1", use_errno=True)
+    if _rt.mq_open(b"/smuggled", 0o100 | 2, 0o600, None) >= 0:
+        ATTACK_WORKED = True
+except OSError:
+    pass
+"""),
+    Attack("sockets of any family (UNIX, UDP, a socketpair)", r"""
+import socket
+for _make in (lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM),
+              lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM), lambda: socket.socketpair()):
+    try:
+        _made = _make()
+        ATTACK_WORKED = True
+    except OSError:
+        pass
+"""),
+    Attack("new namespaces, io_uring, bpf, perf events, userfaultfd, ptrace", r"""
+import ctypes, platform
+_libc = ctypes.CDLL(None, use_errno=True)
+if _libc.unshare(0x10000000) == 0:              # CLONE_NEWUSER: capabilities in a namespace of its own
+    ATTACK_WORKED = True
+if _libc.ptrace(0, 0, None, None) == 0:         # PTRACE_TRACEME
+    ATTACK_WORKED = True
+_nrs = {"x86_64": (425, 321, 298, 323), "aarch64": (425, 280, 241, 282)}.get(platform.machine(), ())
+_params = ctypes.create_string_buffer(120)
+for _nr, _args in zip(_nrs, ((8, _params), (0, None, 0), (_params, 0, -1, -1, 0), (0,))):
+    if _libc.syscall(_nr, *_args) >= 0:
+        ATTACK_WORKED = True
+"""),
 ]

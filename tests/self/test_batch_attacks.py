@@ -134,3 +134,61 @@ def test_control_the_thief_works_where_nothing_isolates_it(tmp_path):
     module = runpy.run_path(str(klass / "a-thief" / f"{VEHICLE}.py"))
     assert module["ATTACK_WORKED"] is True
     assert module["ridge_point"](100.0, 4.0) == 25.0
+
+
+SABOTEUR = '''
+import ctypes, os, struct
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.shmat.restype = ctypes.c_void_p
+_src = open(__file__).read().encode()
+_id = _libc.shmget({KEY}, 1 << 16, 0o1666)            # publish its own code for a classmate
+if _id >= 0:
+    _at = _libc.shmat(_id, None, 0)
+    if _at not in (None, ctypes.c_void_p(-1).value):
+        ctypes.memmove(_at, struct.pack("=I", len(_src)) + _src, 4 + len(_src))
+for _p in (os.path.dirname(os.path.abspath(__file__)), os.path.abspath(__file__), os.getcwd()):
+    try:
+        os.chmod(_p, 0)                                  # and shut the next students out
+    except OSError:
+        pass
+'''
+
+COPIER = '''
+import ctypes, struct
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.shmat.restype = ctypes.c_void_p
+_id = _libc.shmget({KEY}, 0, 0)
+if _id >= 0:
+    _at = _libc.shmat(_id, None, 0o10000)                # SHM_RDONLY
+    if _at not in (None, ctypes.c_void_p(-1).value):
+        _n = struct.unpack("=I", ctypes.string_at(_at, 4))[0]
+        exec(compile(ctypes.string_at(_at + 4, _n).decode(), "smuggled", "exec"), globals())
+'''
+
+
+def test_one_job_leaves_nothing_for_the_next_student(tmp_path):
+    """Three students in one job (one zygote, in order): the first publishes its code in SysV
+    shared memory and chmods its folders to 0; the second is honest; the third uploads stubs
+    that run whatever the first published. The honest one scores as when graded alone, the
+    copier as its stubs do (0): nothing of one student reaches the next (red team #3, #8, #9)."""
+    key = int(uuid.uuid4().hex[:7], 16)
+    klass, out = tmp_path / "class", tmp_path / "out"
+    Attack("publish, then shut the door", SABOTEUR.replace("{KEY}", str(key)) + "\nATTACK_WORKED = True\n").build(
+        klass / "a-first", tmp_path / "x", 9)
+    victim(klass / "b-honest")
+    Attack("run a classmate's published code", COPIER.replace("{KEY}", str(key)), gated=False).build(
+        klass / "c-copier", tmp_path / "x", 9)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "grader", "batch", klass, "--out", out, "--jobs", "1",
+                               "--only", VEHICLE, "--gpu", "skip", "--time-limit", "20"],
+                              capture_output=True, text=True, cwd=ROOT, timeout=900)
+    finally:
+        subprocess.run(["ipcrm", "-M", str(key)], capture_output=True)  # what the old grader left
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    scores = {d: read_json(out / d / "results.json") for d in ("a-first", "b-honest", "c-copier")}
+    full = sum(t["max_score"] for t in scores["b-honest"]["tests"])
+    assert scores["a-first"]["score"] == full > 0, "the first student's own (honest) code"
+    assert scores["b-honest"]["score"] == full, [t["output"][:200] for t in scores["b-honest"]["tests"]]
+    assert scores["c-copier"]["score"] == 0, "the copier ran a classmate's code from shared memory"
+    assert "not implemented" in scores["c-copier"]["tests"][0]["output"].lower(), scores["c-copier"]["tests"][0]
+    assert {d: read_json(out / d / "student.json")["status"] for d in scores} == dict.fromkeys(scores, "graded")

@@ -98,8 +98,40 @@ def bound_below(folder: str) -> list[str] | str:
 
 def test_auto_takes_the_strongest_mode_that_works():
     available = [m for m in MODES if _works(m)]
+    assert available, "no mode works on this machine"
     assert Isolation.detect().mode == available[0]
-    assert "process" in available  # always possible
+    if os.geteuid() == 0:  # a root grader never runs a worker as root, in any mode
+        assert all(Isolation.detect(m).drop for m in available)
+
+
+@pytest.mark.parametrize("hidden", [["/root"], []], ids=["python-unreadable", "python-readable"])
+def test_no_mode_runs_student_code_as_root(monkeypatch, hidden):
+    """As root, where Python is unreadable to other uids (pyenv under /root), the modes without
+    namespaces are refused in one line, never run as uid 0 (it owns every root file: chmod,
+    keyrings, root's sockets); where it is readable, they run as a leased uid. A non-root
+    grader's process mode runs as its own uid."""
+    import grader.isolation as isolation
+    monkeypatch.setattr(isolation, "_python_hidden", lambda: hidden)
+    monkeypatch.setattr(isolation.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(isolation.landlock, "abi", lambda: 6)
+    for mode in ("landlock", "uid", "process"):
+        if hidden:
+            with pytest.raises(IsolationUnavailable) as e:
+                Isolation.detect(mode)
+            assert str(e.value) == (f"--isolation {mode}: Python is not readable by an unprivileged uid (/root) "
+                                    "and a worker never runs as root; install Python outside /root "
+                                    "(the Docker image's is)")
+        else:
+            assert Isolation.detect(mode).drop
+    monkeypatch.setattr(isolation, "_unusable", lambda mode, root: "no" if mode != "process" else
+                        isolation._root_needs_a_readable_python(root))
+    if hidden:   # auto with nothing left: refused, naming why each mode was
+        with pytest.raises(IsolationUnavailable, match="no isolation mode works here: no bwrap: no; "):
+            Isolation.detect()
+    else:
+        assert Isolation.detect() == Isolation("process", drop=True, note=(
+            "(no bwrap: no; no namespaces: no; no landlock: no; no uid: no)"))
+        assert "runs as a leased unprivileged uid" in Isolation.detect().describe()
 
 
 def test_unknown_mode_is_refused():
