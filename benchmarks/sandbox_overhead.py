@@ -1,12 +1,14 @@
 """Sandboxed `grade reference` against the same tests run in-process with plain pytest.
 
-    python benchmarks/sandbox_overhead.py [--repeat N]
+    python benchmarks/sandbox_overhead.py [--pairs N]
 
-Prints both wall times and their ratio (measured in one run, back to back; the machines are
-shared and noisy, so compare ratios, not seconds).
+Runs N pairs (default 3), each the in-process run then the sandboxed one, back to back, and
+prints each pair's wall times and ratio, then the median ratio (the machines are shared and
+noisy: compare ratios measured in one run, not seconds).
 """
 
 import argparse
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,18 +29,20 @@ def timed(cmd) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeat", type=int, default=1, help="runs of each; the best is kept")
+    parser.add_argument("--pairs", type=int, default=3, help="paired runs; the median ratio is kept")
     args = parser.parse_args()
     out = Path(tempfile.mkdtemp()) / "results.json"
     sandboxed = [sys.executable, "-m", "grader", "grade", "reference", "--out", str(out), "--quiet",
                  "--gpu", "skip"]
     in_process = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/public",
                   "tests/hidden", "--impl", "reference", "-m", "not gpu"]
-    plain = min(timed(in_process) for _ in range(args.repeat))
-    sandbox = min(timed(sandboxed) for _ in range(args.repeat))
-    print(f"in-process pytest (reference): {plain:6.2f} s")
-    print(f"grade reference (sandboxed):   {sandbox:6.2f} s")
-    print(f"ratio sandboxed / in-process:  {sandbox / plain:6.2f}x")
+    ratios = []
+    for i in range(args.pairs):
+        plain, sandbox = timed(in_process), timed(sandboxed)
+        ratios.append(sandbox / plain)
+        print(f"pair {i + 1}: in-process pytest {plain:6.2f} s, grade reference (sandboxed) {sandbox:6.2f} s, "
+              f"ratio {ratios[-1]:.3f}x")
+    print(f"median ratio sandboxed / in-process over {args.pairs} pairs: {statistics.median(ratios):.3f}x")
 
 
 if __name__ == "__main__":

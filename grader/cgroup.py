@@ -69,6 +69,10 @@ class Group:
                 folder.mkdir()
                 for file, value in limits.items():
                     (folder / file).write_text(str(value))
+                for file, value in (("memory.memsw.limit_in_bytes", limits.get("memory.limit_in_bytes")),
+                                    ("memory.swap.max", 0 if "memory.max" in limits else None)):
+                    if value is not None and (folder / file).exists():  # no way around it through swap
+                        (folder / file).write_text(str(value))
         except OSError:
             group.close()
             return None

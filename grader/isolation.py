@@ -23,6 +23,7 @@ Every mode also installs the worker's syscall filter (grader/seccomp.py) before 
 
 import dataclasses
 import fcntl
+import hashlib
 import importlib.util
 import os
 import shutil
@@ -87,13 +88,13 @@ class Isolation:
             "namespaces": f"namespaces (unshare + pivot_root): a fresh root with only Python, the seam, "
                           f"its copy and a scratch tmpfs; own pid/net/ipc namespaces; runs as {who}",
             "landlock": f"landlock (ABI {landlock.abi()}): no namespaces; it reads only Python, the seam "
-                        f"and its copy, writes only its scratch; no TCP, no signals out; runs as {who}",
+                        f"and its copy, writes only its scratch; no signals out; runs as {who}",
             "uid": "uid: no namespaces; an unprivileged uid of its own, grader folders 0700; "
-                   "it can read what is world-readable on this machine; no network isolation "
-                   "(use docker run --network none)",
-            "process": f"process: rlimits only, NO isolation of files or network; runs as {who}"
+                   "it can read what is world-readable on this machine",
+            "process": f"process: rlimits only, NO isolation of files; runs as {who}"
                        " (trusted code only: grade untrusted code as root, e.g. in the Docker image)",
         }[self.mode]
+        text += "; syscall filter: no sockets, chmod, keyrings, shared memory or namespaces"
         return text + (f" {self.note}" if self.note else "")
 
 
@@ -123,11 +124,65 @@ def _unusable(mode: str, root: bool) -> str | None:
 def _root_needs_a_readable_python(root: bool) -> str | None:
     """As root, a mode without namespaces runs the worker as a leased uid, which must be able to
     read Python: else it would run as uid 0, which owns every root file (chmod, keyrings, root's
-    sockets; Landlock mediates none of these). Refused, never downgraded."""
+    sockets; Landlock mediates none of these). Where Python is hidden (pyenv or conda under
+    /root), the worker runs on a hard-linked tree of it outside (``linked_python``); where that
+    cannot be made, the mode is refused, never downgraded."""
     hidden = _python_hidden() if root else []
-    return None if not hidden else (
-        f"Python is not readable by an unprivileged uid ({hidden[0]}) and a worker never runs "
-        "as root; install Python outside /root (the Docker image's is)")
+    if not hidden:
+        return None
+    try:
+        linked_python()
+        return None
+    except OSError as e:
+        return (f"Python is not readable by an unprivileged uid ({hidden[0]}) and a worker never runs "
+                f"as root; no readable copy of it could be linked ({e}); install Python outside /root "
+                "(the Docker image's is)")
+
+
+LINKED = Path("/var/lib/grader-python")  # hard-linked trees of a hidden Python, root's
+
+
+def worker_python(namespaces: bool) -> tuple[str, list[str]]:
+    """(the interpreter a worker runs, the folders it reads): this one, or, outside a namespace
+    where a leased uid cannot read this one, its hard-linked tree (``linked_python``)."""
+    if namespaces or os.geteuid() != 0 or not _python_hidden():
+        return sys.executable, python_paths()
+    tree, source = linked_python()
+    exe = os.path.realpath(sys.executable)
+    paths = [str(tree)] + [p for p in python_paths() if p != source and not p.startswith(source + "/")]
+    return str(tree / os.path.relpath(exe, source)), paths
+
+
+def linked_python() -> tuple[Path, str]:
+    """(a tree of hard links to this Python, made once per machine and version of its packages,
+    outside root's home: the same files, readable as their modes say; the folder it mirrors).
+    OSError where it cannot be made (another file system, several Python folders)."""
+    paths, exe = python_paths(), os.path.realpath(sys.executable)
+    [source] = [p for p in paths if exe.startswith(p + "/")] or [None]
+    if source is None or len(paths) != 1:
+        raise OSError(f"Python lives in {len(paths)} folders: {', '.join(paths)}")
+    site_dir = sysconfig.get_paths()["purelib"]
+    key = hashlib.sha256("\0".join([source, str(os.stat(site_dir).st_mtime_ns),
+                                     *sorted(os.listdir(site_dir))]).encode()).hexdigest()[:16]
+    tree = LINKED / key
+    if not tree.exists():
+        LINKED.mkdir(mode=0o755, parents=True, exist_ok=True)
+        info = os.lstat(LINKED)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
+            raise OSError(f"{LINKED} is not root's alone; remove it")
+        part = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=LINKED))
+        done = subprocess.run(["cp", "-al", source, str(part / "tree")], capture_output=True, text=True)
+        if done.returncode != 0:
+            shutil.rmtree(part, ignore_errors=True)
+            raise OSError((done.stderr.strip().splitlines() or ["cp -al failed"])[-1])
+        try:
+            os.rename(part / "tree", tree)  # atomic: a concurrent grader made it or we did
+        except OSError:
+            pass
+        shutil.rmtree(part, ignore_errors=True)
+    if unreadable_by_other([str(tree)]):
+        raise OSError(f"{tree} is not readable by other uids")
+    return tree, source
 
 
 def _python_hidden() -> list[str]:

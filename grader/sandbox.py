@@ -20,15 +20,14 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from .isolation import (INSIDE, Isolation, UidLease, bwrap_prefix, exposed, masks, python_paths,
-                        system_paths, unshare_prefix)
-from .cgroup import Group
-from .limits import Limits
+                        system_paths, unshare_prefix, worker_python)
+from .cgroup import BASELINE_BYTES, Group
+from .limits import GIB, Limits
 from .submission import too_large
 from .paths import ROOT, SEAM
 from seam import Impl, SandboxFailure, codec, frames
@@ -52,6 +51,7 @@ class Zygote:
         self.isolation = isolation or Isolation.detect()
         self.cuda = cuda
         self.lease = UidLease() if self.isolation.drop else None
+        self.python = worker_python(self.isolation.namespaces)  # (interpreter, folders it reads)
         self.uid = self.lease.uid if self.lease else None
         self.secret = [str(p) for p in (ROOT, *(Path(h).resolve() for h in hide))]
         # root's and 0711 (enter, not list): a uid-mode worker reaches its inbox and scratch, and
@@ -125,7 +125,7 @@ class Zygote:
         else:
             prefix = []
         if mode == "landlock":
-            cfg["landlock"] = {"read": python_paths() + [p for _, p in system_paths()]
+            cfg["landlock"] = {"read": self.python[1] + [p for _, p in system_paths()]
                                + [where["lib"], where["submission"]],
                                "write": [where["work"]],
                                "devices": [f"/dev/{d}" for d in ("null", "zero", "full", "random", "urandom")]
@@ -138,7 +138,7 @@ class Zygote:
         with open(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as log:
             self.proc = subprocess.Popen(
                 (self.group.prefix() if self.group else []) + prefix
-                + [sys.executable, "-I", script, json.dumps(cfg)], stdin=subprocess.DEVNULL,
+                + [self.python[0], "-I", script, json.dumps(cfg)], stdin=subprocess.DEVNULL,
                 stdout=log, stderr=log, close_fds=True, pass_fds=(theirs.fileno(),),
                 start_new_session=True, cwd="/" if self.isolation.namespaces else where["work"])
         theirs.close()
@@ -199,7 +199,7 @@ class Zygote:
                 pass
         if self.uid is not None and not self.isolation.namespaces:
             # every process of the leased uid (kill(-1) from that uid reaches only them)
-            subprocess.run([sys.executable, "-I", "-c", "import os; os.kill(-1, 9)"], timeout=10,
+            subprocess.run([self.python[0], "-I", "-c", "import os; os.kill(-1, 9)"], timeout=10,
                            user=self.uid, group=self.uid, extra_groups=[], cwd="/")
         if self.ctl is not None:
             self.ctl.close()
@@ -303,7 +303,26 @@ class Zygote:
         self.exit_code(timeout=10)
 
 
-SCRATCH_POLL = 0.25  # seconds between two measurements of a scratch folder (no tmpfs)
+WATCH_POLL = 0.25  # seconds between two measurements of a scratch folder, or of a sandbox's memory
+
+
+def _tree_bytes(top: int) -> int:
+    """Memory held by ``top`` and its descendants (each page shared by n of them counted 1/n)."""
+    total, todo, seen = 0, [top], set()
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                total += next((int(line.split()[1]) for line in f if line.startswith("Pss:")), 0) * 1024
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except (OSError, ValueError):
+            continue
+    return total
 
 
 def _folder_bytes(top: Path) -> int:
@@ -412,23 +431,31 @@ class Sandbox(Impl):
     # -- protocol -------------------------------------------------------------------------
     def _wait(self, fd: int, deadline: float, doing: str, writing: bool = False):
         """frames.py's ``wait``: block until ``fd`` is ready, or kill the worker at the deadline.
-        Outside a namespace the scratch is a folder, not a tmpfs of ``disk_bytes``: it is measured
-        every ``SCRATCH_POLL`` s meanwhile, and a worker past the cap is killed."""
-        watch = not self.isolation.namespaces
+        Meanwhile, every ``WATCH_POLL`` s: outside a namespace the scratch (a folder, not a tmpfs of
+        ``disk_bytes``) is measured, and without a cgroup the memory of all the sandbox's processes
+        together (proportional set sizes); a worker past either cap is killed."""
+        disk = not self.isolation.namespaces
+        memory = self.zygote.group is None and self.limits.memory_bytes is not None
+        watch = disk or memory
 
         def wait():
             while True:
                 left = deadline - time.monotonic()
                 sets = ([], [fd], []) if writing else ([fd], [], [])
-                if left > 0 and any(select.select(*sets, min(left, SCRATCH_POLL) if watch else left)):
+                if left > 0 and any(select.select(*sets, min(left, WATCH_POLL) if watch else left)):
                     return
                 if left <= 0 or not watch:
                     self._kill()
                     raise TimeoutError(doing)
-                if _folder_bytes(self.zygote.work) > self.limits.disk_bytes:
+                if disk and _folder_bytes(self.zygote.work) > self.limits.disk_bytes:
                     self._kill()
                     raise SandboxFailure(f"{doing}: wrote more than {self.limits.disk_bytes >> 20} MiB "
                                          "to its scratch folder; the worker was restarted")
+                cap = (self.limits.memory_bytes or 0) + BASELINE_BYTES
+                if memory and self.zygote.proc and (held := _tree_bytes(self.zygote.proc.pid)) > cap:
+                    self._kill()
+                    raise SandboxFailure(f"{doing}: its processes held {held / GIB:.2f} GiB together, over "
+                                         f"the sandbox's {cap / GIB:.2f} GiB; the worker was restarted")
         return wait
 
     def _read(self, deadline: float, doing: str):

@@ -104,34 +104,54 @@ def test_auto_takes_the_strongest_mode_that_works():
         assert all(Isolation.detect(m).drop for m in available)
 
 
-@pytest.mark.parametrize("hidden", [["/root"], []], ids=["python-unreadable", "python-readable"])
-def test_no_mode_runs_student_code_as_root(monkeypatch, hidden):
+@pytest.mark.parametrize("hidden, linked", [(["/root"], False), (["/root"], True), ([], False)],
+                         ids=["python-unreadable", "python-unreadable-linked", "python-readable"])
+def test_no_mode_runs_student_code_as_root(monkeypatch, hidden, linked):
     """As root, where Python is unreadable to other uids (pyenv under /root), the modes without
-    namespaces are refused in one line, never run as uid 0 (it owns every root file: chmod,
-    keyrings, root's sockets); where it is readable, they run as a leased uid. A non-root
-    grader's process mode runs as its own uid."""
+    namespaces run the worker as a leased uid on a hard-linked tree of Python, or, where none
+    can be made, are refused in one line: never run as uid 0 (it owns every root file: chmod,
+    keyrings, root's sockets). Where Python is readable, they run as a leased uid."""
     import grader.isolation as isolation
     monkeypatch.setattr(isolation, "_python_hidden", lambda: hidden)
     monkeypatch.setattr(isolation.os, "geteuid", lambda: 0)
     monkeypatch.setattr(isolation.landlock, "abi", lambda: 6)
+
+    def link():
+        if not linked:
+            raise OSError("another file system")
+        return Path("/var/lib/grader-python/x"), "/root/py"
+    monkeypatch.setattr(isolation, "linked_python", link)
+    refused = hidden and not linked
     for mode in ("landlock", "uid", "process"):
-        if hidden:
+        if refused:
             with pytest.raises(IsolationUnavailable) as e:
                 Isolation.detect(mode)
             assert str(e.value) == (f"--isolation {mode}: Python is not readable by an unprivileged uid (/root) "
-                                    "and a worker never runs as root; install Python outside /root "
-                                    "(the Docker image's is)")
+                                    "and a worker never runs as root; no readable copy of it could be linked "
+                                    "(another file system); install Python outside /root (the Docker image's is)")
         else:
             assert Isolation.detect(mode).drop
     monkeypatch.setattr(isolation, "_unusable", lambda mode, root: "no" if mode != "process" else
                         isolation._root_needs_a_readable_python(root))
-    if hidden:   # auto with nothing left: refused, naming why each mode was
+    if refused:   # auto with nothing left: refused, naming why each mode was
         with pytest.raises(IsolationUnavailable, match="no isolation mode works here: no bwrap: no; "):
             Isolation.detect()
     else:
         assert Isolation.detect() == Isolation("process", drop=True, note=(
             "(no bwrap: no; no namespaces: no; no landlock: no; no uid: no)"))
         assert "runs as a leased unprivileged uid" in Isolation.detect().describe()
+
+
+def test_a_hidden_python_runs_workers_from_a_linked_tree():
+    """The tree is the same files (hard links), outside root's home, readable by other uids."""
+    from grader.isolation import _python_hidden, linked_python, unreadable_by_other, worker_python
+    if os.geteuid() != 0 or not _python_hidden():
+        pytest.skip("not here: Python is readable by other uids (no tree is needed)")
+    tree, source = linked_python()
+    exe, paths = worker_python(namespaces=False)
+    assert exe.startswith(str(tree) + "/") and paths[0] == str(tree) and not unreadable_by_other(paths)
+    assert os.stat(exe).st_ino == os.stat(os.path.realpath(sys.executable)).st_ino
+    assert worker_python(namespaces=True) == (sys.executable, python_paths())
 
 
 def test_unknown_mode_is_refused():
@@ -210,12 +230,12 @@ def ridge_point(peak, bw):
 
 def pythons_under(pid: int) -> list[int]:
     """Python processes among ``pid`` and its descendants (seen from the grader's side)."""
-    python = os.path.realpath(sys.executable)
+    python = os.stat(sys.executable).st_ino  # (a worker may run a hard-linked copy of it)
     found, todo = [], [pid]
     while todo:
         p = todo.pop()
         try:
-            if os.path.realpath(f"/proc/{p}/exe") == python:
+            if os.stat(f"/proc/{p}/exe").st_ino == python:
                 found.append(p)
             for tid in os.listdir(f"/proc/{p}/task"):
                 todo += [int(c) for c in Path(f"/proc/{p}/task/{tid}/children").read_text().split()]

@@ -10,7 +10,7 @@ import pytest
 
 from grader.cgroup import BASELINE_BYTES
 from grader.grade import grade
-from grader.isolation import Isolation
+from grader.isolation import Isolation, IsolationUnavailable
 from grader.limits import Limits
 from grader.sandbox import Sandbox, Zygote
 from grader.submission import MAX_MODULE_BYTES, locate
@@ -82,11 +82,22 @@ def ridge_point(peak, bw):
 '''
 
 
-def test_a_scratch_folder_is_measured_where_it_is_no_tmpfs(tmp_path):
-    """Trusted code in ``process`` mode (no tmpfs): each file stays under the 64 MiB file cap,
-    together they pass the 256 MiB scratch cap, and the worker is killed for it."""
+def unnamespaced_modes():
+    out = []
+    for mode in ("landlock", "uid", "process"):
+        try:
+            out.append(pytest.param(Isolation.detect(mode), id=mode))
+        except IsolationUnavailable as e:
+            out.append(pytest.param(None, id=mode, marks=pytest.mark.skip(reason=f"not here: {e}")))
+    return out
+
+
+@pytest.mark.parametrize("isolation", unnamespaced_modes())
+def test_a_scratch_folder_is_measured_where_it_is_no_tmpfs(tmp_path, isolation):
+    """Red team #15: each file stays under the 64 MiB file cap, together they pass the 256 MiB
+    scratch cap, and the worker is killed for it."""
     (tmp_path / f"{VEHICLE}.py").write_text(SCRIBBLER)
-    box = Sandbox(tmp_path, Limits(time_per_test=60), isolation=Isolation("process", drop=False))
+    box = Sandbox(tmp_path, Limits(time_per_test=60), isolation=isolation)
     try:
         with pytest.raises(SandboxFailure, match=f"wrote more than {Limits.disk_bytes >> 20} MiB to its scratch"):
             box.intensity.ridge_point(1.0, 1.0)
@@ -126,7 +137,7 @@ def ridge_point(peak, bw):
     for _ in range(3):                      # three processes, each under the per-process limit
         pid = os.fork()
         if pid == 0:
-            block = bytearray(3 << 29)      # 1.5 GiB, touched
+            block = bytearray(3 << 28)      # 0.75 GiB, touched (each under its 1 GiB)
             for i in range(0, len(block), 4096):
                 block[i] = 1
             time.sleep(3)
@@ -139,9 +150,11 @@ def ridge_point(peak, bw):
 
 def test_memory_is_limited_per_sandbox_not_per_process(tmp_path):
     """Red team #13: three children of one worker held 4.5 GiB against a 3.25 GiB limit. With a
-    cgroup (where root may make one) they are counted together, and one is killed."""
+    cgroup (where root may make one) they are counted together, and one is killed. (Here at a
+    1 GiB headroom: each child stays under its own address-space cap, the three together do not.)"""
     (tmp_path / f"{VEHICLE}.py").write_text(HOARDERS)
-    box = Sandbox(tmp_path, Limits(time_per_test=120))
+    limits = Limits(time_per_test=120, memory_bytes=1 << 30)
+    box = Sandbox(tmp_path, limits)
     try:
         if box.zygote.group is None:
             pytest.skip("not here: no cgroup this grader may make (the rlimits hold per process)")
@@ -149,5 +162,22 @@ def test_memory_is_limited_per_sandbox_not_per_process(tmp_path):
         peak = box.zygote.group.peak_bytes()
     finally:
         box.close()
-    assert held < 3, "all three children held their 1.5 GiB at once"
-    assert peak is not None and peak <= Limits.memory_bytes + BASELINE_BYTES, peak
+    assert held < 3, "all three children held their 0.75 GiB at once"
+    assert peak is not None and peak <= limits.memory_bytes + BASELINE_BYTES, peak
+
+
+def test_without_a_cgroup_the_grader_watches_the_sandboxs_memory(tmp_path, monkeypatch):
+    """Where no cgroup can be made (a default Docker container), the grader sums the memory of
+    the sandbox's processes while it waits, and kills the worker past the same cap."""
+    import grader.sandbox
+    monkeypatch.setattr(grader.sandbox.Group, "make", classmethod(lambda cls, *a: None))
+    (tmp_path / f"{VEHICLE}.py").write_text(HOARDERS)
+    limits = Limits(time_per_test=120, memory_bytes=1 << 30)
+    box = Sandbox(tmp_path, limits)
+    try:
+        assert box.zygote.group is None
+        with pytest.raises(SandboxFailure, match=r"its processes held \d\.\d\d GiB together, over the "
+                                                 r"sandbox's 2\.00 GiB; the worker was restarted"):
+            box.intensity.ridge_point(1.0, 1.0)
+    finally:
+        box.close()
