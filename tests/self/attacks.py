@@ -412,7 +412,11 @@ for _p in ["/tmp", "/var/tmp", "/dev/shm", os.path.expanduser("~"), "/"]:
     except OSError:
         pass
 """),
-    # -- the walls every mode has (grader/seccomp.py): what Landlock and namespaces leave open --
+]
+
+# The walls every mode has, process mode included (grader/seccomp.py): what Landlock and
+# namespaces leave open (red team: landlock-chmod, channels, sysv-code-smuggling).
+WALL_ATTACKS = [
     Attack("change file modes, owners and times (its module, its folders, its scratch)", r"""
 import os
 open("mine.txt", "w").close()
@@ -474,3 +478,4 @@ for _nr, _args in zip(_nrs, ((8, _params), (0, None, 0), (_params, 0, -1, -1, 0)
         ATTACK_WORKED = True
 """),
 ]
+ALLOWLIST_ATTACKS += WALL_ATTACKS
