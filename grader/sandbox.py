@@ -78,7 +78,7 @@ class Zygote:
         self.forks = 0
         self.worker_log: Path | None = None
         # memory and processes of the whole sandbox together, where the machine lets root say so
-        self.group = Group.make(limits.memory_bytes, limits.processes) if os.geteuid() == 0 else None
+        self.cgroup = Group.make(limits.memory_bytes, limits.processes) if os.geteuid() == 0 else None
 
     # -- the zygote itself ---------------------------------------------------------------
     def _paths(self) -> dict:
@@ -137,7 +137,7 @@ class Zygote:
         self.log_path = self.root / "zygote.log"
         with open(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as log:
             self.proc = subprocess.Popen(
-                (self.group.prefix() if self.group else []) + prefix
+                (self.cgroup.prefix() if self.cgroup else []) + prefix
                 + [self.python[0], "-I", script, json.dumps(cfg)], stdin=subprocess.DEVNULL,
                 stdout=log, stderr=log, close_fds=True, pass_fds=(theirs.fileno(),),
                 start_new_session=True, cwd="/" if self.isolation.namespaces else where["work"])
@@ -207,9 +207,9 @@ class Zygote:
 
     def close(self) -> None:
         self.terminate()
-        if self.group:
-            self.group.kill()
-            self.group.close()
+        if self.cgroup:
+            self.cgroup.kill()
+            self.cgroup.close()
         shutil.rmtree(self.root, ignore_errors=True)
         if self.lease:
             self.lease.release()
@@ -248,14 +248,17 @@ class Zygote:
         """The modes and owners of the zygote's folders, set again before each fork: all root's
         (the grader's), none the worker's, so no student can change them for the next. Outside a
         namespace a leased worker reaches its inbox (read) and scratch (write) through its group."""
-        group = self.uid if self.uid is not None and not self.isolation.namespaces else None
-        for path, mode, shared in ((self.root, 0o711, 0o711), (self.lib, 0o755, 0o755),
-                                   (self.inbox, 0o755, 0o750), (self.work, 0o777, 0o770)):
-            if group is None:
-                os.chmod(path, 0o755 if path == self.work else mode)
-            else:
-                os.chown(path, os.geteuid(), group)
-                os.chmod(path, shared)
+        for path, alone, shared in ((self.root, 0o711, 0o711), (self.lib, 0o755, 0o755),
+                                    (self.inbox, 0o755, 0o750), (self.work, 0o755, 0o770)):
+            if self.group_id is not None:
+                os.chown(path, os.geteuid(), self.group_id)
+            os.chmod(path, alone if self.group_id is None else shared)
+
+    @property
+    def group_id(self) -> int | None:
+        """The worker's group where it reaches the zygote's folders through it (a leased uid
+        outside a namespace); None where they are 0755 (inside one, they are bound read-only)."""
+        return self.uid if self.uid is not None and not self.isolation.namespaces else None
 
     def drop_worker_log(self) -> None:
         """Delete the last worker's log (its tail was read when it ended): one log at a time, at
@@ -269,15 +272,14 @@ class Zygote:
         self._set_folders()
         for old in self.inbox.iterdir():
             old.unlink() if not old.is_dir() or old.is_symlink() else shutil.rmtree(old)
-        group = self.uid if self.uid is not None and not self.isolation.namespaces else None
         for problem in PROBLEMS:
             src = Path(submission_dir) / f"{problem}.py"
             if src.is_file() and not src.is_symlink() and not too_large(src):
                 dest = self.inbox / f"{problem}.py"
                 shutil.copyfile(src, dest)
-                if group is not None:  # root's, readable by the worker's group alone
-                    os.chown(dest, os.geteuid(), group)
-                os.chmod(dest, 0o644 if group is None else 0o640)
+                if self.group_id is not None:  # root's, readable by the worker's group alone
+                    os.chown(dest, os.geteuid(), self.group_id)
+                os.chmod(dest, 0o644 if self.group_id is None else 0o640)
 
     def exit_code(self, timeout: float) -> int | None:
         """The ended worker's exit code (negative: killed by that signal), once the zygote has
@@ -435,7 +437,7 @@ class Sandbox(Impl):
         ``disk_bytes``) is measured, and without a cgroup the memory of all the sandbox's processes
         together (proportional set sizes); a worker past either cap is killed."""
         disk = not self.isolation.namespaces
-        memory = self.zygote.group is None and self.limits.memory_bytes is not None
+        memory = self.zygote.cgroup is None and self.limits.memory_bytes is not None
         watch = disk or memory
 
         def wait():

@@ -156,10 +156,10 @@ def test_memory_is_limited_per_sandbox_not_per_process(tmp_path):
     limits = Limits(time_per_test=120, memory_bytes=1 << 30)
     box = Sandbox(tmp_path, limits)
     try:
-        if box.zygote.group is None:
+        if box.zygote.cgroup is None:
             pytest.skip("not here: no cgroup this grader may make (the rlimits hold per process)")
         held = box.intensity.ridge_point(1.0, 1.0)
-        peak = box.zygote.group.peak_bytes()
+        peak = box.zygote.cgroup.peak_bytes()
     finally:
         box.close()
     assert held < 3, "all three children held their 0.75 GiB at once"
@@ -175,7 +175,7 @@ def test_without_a_cgroup_the_grader_watches_the_sandboxs_memory(tmp_path, monke
     limits = Limits(time_per_test=120, memory_bytes=1 << 30)
     box = Sandbox(tmp_path, limits)
     try:
-        assert box.zygote.group is None
+        assert box.zygote.cgroup is None
         with pytest.raises(SandboxFailure, match=r"its processes held \d\.\d\d GiB together, over the "
                                                  r"sandbox's 2\.00 GiB; the worker was restarted"):
             box.intensity.ridge_point(1.0, 1.0)
