@@ -1,18 +1,20 @@
 """The worker's syscall filter (grader/seccomp.py): what it denies, with which errno, that a
 worker still runs torch under it, and that its numbers are the kernel's."""
 
+import ast
 import ctypes
 import errno
 import os
 import platform
 import re
-import socket
-import threading
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from grader import seccomp
+from grader.paths import ROOT
 from grader.sandbox import Limits, Sandbox
 from seam import SubmissionError
 from seam.callee import FORBIDDEN
@@ -22,22 +24,16 @@ pytestmark = pytest.mark.skipif(platform.machine() not in seccomp.ARCHES,
 LIBC = ctypes.CDLL(None, use_errno=True)
 
 
-def in_filtered_child(probe) -> dict:
-    """``probe()`` (name -> "ok" or an errno name) in a forked child that installed the filter."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(r)
-            seccomp.install()
-            os.write(w, repr(probe()).encode())
-        finally:
-            os._exit(0)
-    os.close(w)
-    with os.fdopen(r) as f:
-        text = f.read()
-    os.waitpid(pid, 0)
-    return eval(text)  # a dict of str written by our own child
+def in_filtered_child(probe: str, **values) -> dict:
+    """Run ``probe`` (Python source defining ``probe() -> dict``) in a fresh interpreter that
+    installed the filter first, and return the dict. A fresh process, not a fork of this one:
+    pytest has run torch by now, and a fork of a process with an OpenMP pool hangs in it."""
+    code = (f"import ctypes, errno, os, platform, socket, threading\n"
+            f"from grader import seccomp\nfrom tests.self.test_seccomp import LIBC, outcome\n"
+            f"values = {values!r}\n{probe}\nseccomp.install()\nprint(repr(probe()))\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return ast.literal_eval(run.stdout.strip().splitlines()[-1])
 
 
 def outcome(call) -> str:
@@ -50,37 +46,41 @@ def outcome(call) -> str:
     return "ok"
 
 
+DENIED_AND_ALLOWED = """
+def probe():
+    f, g = values["f"], values["g"]
+    nr = seccomp.ARCHES[platform.machine()][4]
+    calls = {
+        "chmod": lambda: os.chmod(f, 0o777),
+        "chown": lambda: os.chown(f, os.getuid(), os.getgid()),
+        "utime": lambda: os.utime(f, (0, 0)),
+        "setxattr": lambda: os.setxattr(f, "user.x", b"1"),
+        "keyctl": lambda: LIBC.syscall(nr["keyctl"], 0, -4, 0),
+        "add_key": lambda: LIBC.syscall(nr["add_key"], b"user", b"k", b"v", 1, -4),
+        "shmget": lambda: LIBC.shmget(0, 4096, 0o1600),
+        "semget": lambda: LIBC.semget(0, 1, 0o1600),
+        "msgget": lambda: LIBC.msgget(0, 0o1600),
+        "socket unix": lambda: socket.socket(socket.AF_UNIX),
+        "socket udp": lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM),
+        "socketpair": lambda: socket.socketpair(),
+        "unshare": lambda: LIBC.unshare(0x10000000),
+        "ptrace": lambda: LIBC.ptrace(0, 0, None, None),
+        "io_uring_setup": lambda: LIBC.syscall(nr["io_uring_setup"], 8, ctypes.create_string_buffer(120)),
+        "bpf": lambda: LIBC.syscall(nr["bpf"], 0, None, 0),
+        # what a worker does: read and write its files, start threads, fork
+        "write": lambda: open(g, "w").write("ok"),
+        "thread": lambda: threading.Thread(target=lambda: None).start(),
+        "fork": lambda: os.waitpid(os.fork() or os._exit(0), 0),
+    }
+    if platform.machine() == "x86_64":  # an x32 call: the x32 bit on getpid
+        calls["x32 getpid"] = lambda: LIBC.syscall(seccomp.X32_BIT | 39)
+    return {name: outcome(call) for name, call in calls.items()}
+"""
+
+
 def test_denied_calls_fail_with_eperm_and_the_rest_works(tmp_path):
     (tmp_path / "f").write_text("x")
-    nr = seccomp.ARCHES[platform.machine()][4]
-
-    def probe():
-        calls = {
-            "chmod": lambda: os.chmod(tmp_path / "f", 0o777),
-            "chown": lambda: os.chown(tmp_path / "f", os.getuid(), os.getgid()),
-            "utime": lambda: os.utime(tmp_path / "f", (0, 0)),
-            "setxattr": lambda: os.setxattr(tmp_path / "f", "user.x", b"1"),
-            "keyctl": lambda: LIBC.syscall(nr["keyctl"], 0, -4, 0),
-            "add_key": lambda: LIBC.syscall(nr["add_key"], b"user", b"k", b"v", 1, -4),
-            "shmget": lambda: LIBC.shmget(0, 4096, 0o1600),
-            "semget": lambda: LIBC.semget(0, 1, 0o1600),
-            "msgget": lambda: LIBC.msgget(0, 0o1600),
-            "socket unix": lambda: socket.socket(socket.AF_UNIX),
-            "socket udp": lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM),
-            "socketpair": lambda: socket.socketpair(),
-            "unshare": lambda: LIBC.unshare(0x10000000),
-            "ptrace": lambda: LIBC.ptrace(0, 0, None, None),
-            "io_uring_setup": lambda: LIBC.syscall(nr["io_uring_setup"], 8, ctypes.create_string_buffer(120)),
-            "bpf": lambda: LIBC.syscall(nr["bpf"], 0, None, 0),
-            # what a worker does: read and write its files, start threads, fork
-            "write": lambda: (tmp_path / "g").write_text("ok"),
-            "thread": lambda: threading.Thread(target=lambda: None).start(),
-            "fork": lambda: os.waitpid(os.fork() or os._exit(0), 0),
-        }
-        if platform.machine() == "x86_64":  # an x32 call: the x32 bit on getpid
-            calls["x32 getpid"] = lambda: LIBC.syscall(seccomp.X32_BIT | 39)
-        return {name: outcome(call) for name, call in calls.items()}
-    got = in_filtered_child(probe)
+    got = in_filtered_child(DENIED_AND_ALLOWED, f=str(tmp_path / "f"), g=str(tmp_path / "g"))
     allowed = {"write", "thread", "fork"}
     assert {k: v for k, v in got.items() if k in allowed} == dict.fromkeys(allowed, "ok"), got
     assert {k: v for k, v in got.items() if k not in allowed} == \
@@ -89,19 +89,23 @@ def test_denied_calls_fail_with_eperm_and_the_rest_works(tmp_path):
 
 
 def test_clone3_falls_back_and_namespace_flags_are_denied():
+    got = in_filtered_child("""
+def probe():
     nr = seccomp.ARCHES[platform.machine()][3]
-    got = in_filtered_child(lambda: {"clone3": outcome(lambda: LIBC.syscall(nr, None, 0)),
-                                     "unshare net": outcome(lambda: LIBC.unshare(0x40000000))})
+    return {"clone3": outcome(lambda: LIBC.syscall(nr, None, 0)),
+            "unshare net": outcome(lambda: LIBC.unshare(0x40000000))}
+""")
     assert got == {"clone3": "ENOSYS", "unshare net": "EPERM"}
 
 
 def test_torch_runs_under_the_filter():
-    def probe():
-        import torch
-        torch.set_num_threads(2)
-        x = torch.ones(256, 256)
-        return {"sum": str(float((x @ x).sum()))}
-    assert in_filtered_child(probe) == {"sum": str(256.0 ** 3)}
+    assert in_filtered_child("""
+def probe():
+    import torch
+    torch.set_num_threads(2)
+    x = torch.ones(256, 256)
+    return {"sum": str(float((x @ x).sum()))}
+""") == {"sum": str(256.0 ** 3)}
 
 
 def test_the_numbers_are_the_kernels():
