@@ -478,4 +478,8 @@ for _nr, _args in zip(_nrs, ((8, _params), (0, None, 0), (_params, 0, -1, -1, 0)
         ATTACK_WORKED = True
 """),
 ]
-ALLOWLIST_ATTACKS += WALL_ATTACKS
+# In the suite they run as one submission per mode (grading is the costly part): every door tried,
+# the gate open if any opened. Run one alone to see which: WALL_ATTACKS[i].build(...).
+DOORS = Attack("every door the syscall filter shuts: " + "; ".join(a.name for a in WALL_ATTACKS),
+               "\n".join(a.code for a in WALL_ATTACKS))
+ALLOWLIST_ATTACKS.append(DOORS)
