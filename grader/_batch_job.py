@@ -33,21 +33,23 @@ def _interrupt(signum, frame):
 
 
 def main() -> int:
+    from .text import clean, safe_streams
+    safe_streams()
     cfg = json.loads(sys.argv[1])
     reply = os.fdopen(cfg["reply_fd"], "w", buffering=1)
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
-    # Sandboxes and unpacked zips go in a private folder that the student uid may cross (0711)
-    # but not list (on top of each sandbox's own unlistable root): the folders of the students
-    # graded side by side cannot even be named from inside a sandbox.
-    private = Path(tempfile.mkdtemp(prefix="grader-batch-"))
-    os.chmod(private, 0o711)
+    # Sandboxes and unpacked zips go in the private folder batch.py made (0711: the student uid
+    # may cross it but not list it, on top of each sandbox's own unlistable root), so the
+    # folders of the students graded side by side cannot even be named from inside a sandbox.
+    private = Path(cfg["private"])
     tempfile.tempdir = str(private)
     try:
         from .grade import check_options, grade_one          # torch, pytest, the seam: once
         from .gradebook import RESULTS, STUDENT, pass_label, write_json
         from .report import write_atomically
         from .sandbox import Zygote
+        from .text import one_line
         setup, problem = check_options(cfg["gpu"], cfg["problems"], cfg["time_limit"], cfg["isolation"])
         reply.write(json.dumps({"fatal": problem} if problem else {"ready": True}) + "\n")
         if problem:
@@ -83,10 +85,10 @@ def main() -> int:
                 if STOPPING:
                     partial.unlink(missing_ok=True)
                     raise KeyboardInterrupt from None
-                print(traceback.format_exc(), file=sys.stderr, flush=True)
+                print(clean(traceback.format_exc()), file=sys.stderr, flush=True)
                 (out / RESULTS).unlink(missing_ok=True)
                 partial.unlink(missing_ok=True)
-                why = f"{type(e).__name__}: {e}".splitlines()[0][:500]
+                why = one_line(f"{type(e).__name__}: {e}".splitlines()[0])[:500]
                 write_json(out / STUDENT, {**student, "status": "crashed", "error": why})
                 answer = {"key": task["key"], "status": "crashed", "error": why}
             answer["seconds"] = round(time.monotonic() - started, 3)
@@ -95,6 +97,9 @@ def main() -> int:
     except KeyboardInterrupt:
         return 143
     finally:
+        # No signal may cut the clean-up short (batch.py removes the folder in any case).
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         if "zygote" in locals():
             zygote.close()
         shutil.rmtree(private, ignore_errors=True)

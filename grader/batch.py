@@ -11,16 +11,20 @@ gradebook is rebuilt from the student folders at the end, also after Ctrl-C or S
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 from tqdm import tqdm
 
-from .gradebook import BATCH, STATUSES, STUDENT, is_done, read_json, write_gradebook, write_json
+from .gradebook import (BATCH, STATUSES, STUDENT, is_done, read_json, student_folder, write_gradebook,
+                        write_json)
 from .limits import Limits
+from .text import one_line
 from .paths import ROOT
 from .roster import RosterError, discover
 from .shards import ShardError, resolve, select as select_shard
@@ -35,10 +39,16 @@ class _Job:
     must see every line, so nothing may sit in a Python-side buffer)."""
 
     def __init__(self, index: int, cfg: dict, log_dir: Path):
+        # The job's sandboxes and unpacked uploads go in a private folder that the student uid
+        # may cross (0711) but not list. The parent makes it and removes it once the job is gone,
+        # however it went (SIGTERM in its clean-up, SIGKILL): no student's code is left behind.
+        self.private = Path(tempfile.mkdtemp(prefix="grader-batch-"))
+        os.chmod(self.private, 0o711)
         self.fd, write_fd = os.pipe()
+        config = {**cfg, "reply_fd": write_fd, "private": str(self.private)}
         with open(log_dir / f"job{index}.log", "ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "grader._batch_job", json.dumps({**cfg, "reply_fd": write_fd})],
+                [sys.executable, "-m", "grader._batch_job", json.dumps(config)],
                 stdin=subprocess.PIPE, stdout=log, stderr=log, pass_fds=(write_fd,), cwd=ROOT, text=True)
         os.close(write_fd)
         self.buffer = b""
@@ -63,12 +73,15 @@ class _Job:
         return [json.loads(line) for line in lines if line.strip()]
 
     def stop(self, sig=signal.SIGTERM, wait: float = 15.0) -> None:
-        """Ask it to stop (it closes its sandbox first); kill it if it does not."""
+        """Ask it to stop: an idle job ends when its stdin closes (it closes its sandbox first);
+        a busy one, or one that does not end, gets ``sig``, then SIGKILL. Its folder goes last."""
         try:
             self.proc.stdin.close()
         except OSError:
             pass
-        if self.proc.poll() is None:
+        try:
+            self.proc.wait(timeout=wait if self.task is None and sig != signal.SIGKILL else 0)
+        except subprocess.TimeoutExpired:
             self.proc.send_signal(sig)
             try:
                 self.proc.wait(timeout=wait)
@@ -76,6 +89,11 @@ class _Job:
                 self.proc.kill()
                 self.proc.wait()
         os.close(self.fd)
+        for _ in range(3):  # a zygote it left may still be exiting (it dies with its parent)
+            shutil.rmtree(self.private, ignore_errors=True)
+            if not self.private.exists():
+                break
+            time.sleep(0.5)
 
 
 def _crashed(task: dict, why: str) -> dict:
@@ -128,16 +146,16 @@ def batch(submissions: Path, out: Path, jobs: int = 1, shard: str | None = None,
         return 2
     mine = set(select_shard([u.key for u in uploads], slice_))
     uploads = [u for u in uploads if u.key in mine]
-    todo = [u for u in uploads if regrade or not is_done(out / u.key)]
+    todo = [u for u in uploads if regrade or not is_done(student_folder(out, u.key))]
     where = f"shard {slice_[0]}/{slice_[1]}: " if slice_ else ""
     for note in notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {one_line(note)}", file=sys.stderr)
     print(f"{where}{len(uploads)} upload(s); {len(uploads) - len(todo)} already graded in {out} "
           f"(skipped{'' if not regrade else '; --regrade'}), {len(todo)} to grade with {jobs} job(s)",
           file=sys.stderr)
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / BATCH, {"passes": [the_pass]})
-    tasks = [{**u.record(), "path": str(u.path), "out": str(out / u.key), "pass": the_pass} for u in todo]
+    tasks = [{**u.record(), "path": str(u.path), "out": str(student_folder(out, u.key)), "pass": the_pass} for u in todo]
     cfg = {"gpu": gpu, "time_limit": time_limit, "problems": problems, "isolation": isolation,
            "hide": [str(out), str(submissions)]}
     previous = signal.signal(signal.SIGTERM, _terminated)

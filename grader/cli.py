@@ -6,6 +6,7 @@ from pathlib import Path
 
 from .isolation import MODES
 from .limits import Limits
+from .text import safe_streams
 from seam.problems import PROBLEMS
 
 
@@ -226,5 +227,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    safe_streams()
     args = build_parser().parse_args(argv)
     return args.run(args)

@@ -1,10 +1,14 @@
 """A batch's output folder, and the gradebook rebuilt from it.
 
-    OUT_DIR/batch.json               which pass(es) the folder holds ({"passes": [{"gpu", "only"}]})
-    OUT_DIR/<key>/student.json       who handed the upload in, its status, why it crashed
-    OUT_DIR/<key>/results.json       Gradescope's results (absent when grading crashed)
-    OUT_DIR/<key>/pytest-<pass>.json pytest-json-report's raw record (for regrades and appeals)
-    OUT_DIR/gradebook.csv            one row per student, rebuilt from the files above
+    OUT_DIR/batch.json                        which pass(es) the folder holds ({"passes": [...]})
+    OUT_DIR/students/<key>/student.json       who handed the upload in, its status, why it crashed
+    OUT_DIR/students/<key>/results.json       Gradescope's results (absent when grading crashed)
+    OUT_DIR/students/<key>/pytest-<pass>.json pytest-json-report's raw record (regrades, appeals)
+    OUT_DIR/gradebook.csv                     one row per student, rebuilt from the files above
+    OUT_DIR/.logs/                            the grader processes' logs
+
+The students are one level below the batch's own files: an upload may be named anything
+(batch.json, gradebook.csv, .logs) without touching them.
 
 Every file is written whole or not at all (temporary file + rename), so an interrupted batch
 leaves only complete files, and the gradebook can always be rebuilt from the student folders:
@@ -20,12 +24,14 @@ from pathlib import Path
 
 from seam.problems import PROBLEMS
 from .report import per_problem
+from .text import csv_cell
 
 STATUSES = ("graded", "not found", "ambiguous", "empty", "crashed")
 BATCH = "batch.json"
 STUDENT = "student.json"
 RESULTS = "results.json"
 GRADEBOOK = "gradebook.csv"
+STUDENTS = "students"
 
 
 def pass_label(p: dict) -> str:
@@ -55,12 +61,17 @@ def read_json(path: Path):
     return json.loads(Path(path).read_text())
 
 
+def student_folder(out: Path, key: str) -> Path:
+    """Where a batch output keeps one upload's files."""
+    return Path(out) / STUDENTS / key
+
+
 def student_dirs(out: Path) -> list[Path]:
     """The student folders of a batch output (those with a student.json), sorted by key."""
-    out = Path(out)
-    if not out.is_dir():
+    top = Path(out) / STUDENTS
+    if not top.is_dir():
         return []
-    return sorted((d for d in out.iterdir() if (d / STUDENT).is_file()), key=lambda d: d.name)
+    return sorted((d for d in top.iterdir() if (d / STUDENT).is_file()), key=lambda d: d.name)
 
 
 def is_done(folder: Path) -> bool:
@@ -97,7 +108,7 @@ def render(out: Path) -> bytes:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["student_id", "name", "email", "total", *columns, "status", "submission"])
-    writer.writerows(rows)
+    writer.writerows([csv_cell(cell) for cell in row] for row in rows)  # names come from the upload
     return buf.getvalue().encode()
 
 

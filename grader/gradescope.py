@@ -155,6 +155,8 @@ def run_autograder() -> int:
     """What run_autograder runs: grade $AUTOGRADER_ROOT/submission, write the results there."""
     from .grade import grade
     from .report import validate, write_atomically
+    from .text import safe_streams
+    safe_streams()
     started = time.monotonic()
     root = Path(os.environ.get(ROOT_ENV) or DEFAULT_ROOT)
     gpu = os.environ.get("GRADER_GPU") or "skip"

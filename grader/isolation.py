@@ -231,6 +231,34 @@ def masks(binds: list[str], secret: list[str]) -> list[str]:
     return [s for s in secret if any(s.startswith(b.rstrip("/") + "/") for b in binds)]
 
 
+def carve(read: list[str], secret: list[str]) -> list[str]:
+    """Landlock's read rules with the secret folders taken out. Landlock can only allow, so a
+    rule for a folder that holds a secret (a checkout inside a Python prefix) is replaced by a
+    rule for each entry beside the path down to it: the secret and the folders above it get no
+    rule, everything else beneath the folder still does. A rule's target is its real path (the
+    kernel follows symlinks), so a link to a secret, or to a folder holding one, is carved too."""
+    secret = [os.path.realpath(s) for s in secret]
+
+    def inside(path: str, top: str) -> bool:
+        return path == top or path.startswith(top.rstrip("/") + "/")
+
+    out: list[str] = []
+    pending = list(read)
+    while pending:
+        path = pending.pop()
+        real = os.path.realpath(path)
+        if any(inside(real, s) for s in secret):
+            continue  # the secret itself, or inside it
+        if not any(inside(s, real) and s != real for s in secret):
+            out.append(path)
+            continue
+        try:
+            pending += [entry.path for entry in os.scandir(real)]
+        except OSError:
+            continue  # unreadable: no rule
+    return sorted(out)
+
+
 def unreadable_by_other(paths: list[str]) -> list[str]:
     """Paths an unprivileged uid (not owner, not in the group) cannot reach: some folder on the
     way lacks the other-execute bit."""

@@ -13,7 +13,7 @@ Anything else is a conflict and an error (exit 2) that names the students or tes
 import sys
 from pathlib import Path
 
-from .gradebook import (BATCH, RESULTS, STATUSES, STUDENT, pass_label, read_json, student_dirs,
+from .gradebook import (BATCH, RESULTS, STATUSES, STUDENT, pass_label, read_json, student_dirs, student_folder,
                         write_bytes_atomically, write_gradebook, write_json)
 from .report import validate, write_atomically
 
@@ -95,7 +95,7 @@ def plan(inputs: list[Path]) -> tuple[list[dict], dict[str, list[tuple[str, Path
         group = groups.setdefault(sig, {"passes": passes, "students": {}, "dirs": []})
         both = set(group["students"]) & set(students)
         if both:
-            other = sorted({str(group["students"][k].parent) for k in both})
+            other = sorted({str(group["students"][k].parent.parent) for k in both})
             raise MergeError(f"{_names(both)} graded in both {', '.join(other)} and {folder} "
                              f"(same pass, {sig}): shards of one pass must not share students")
         group["students"].update(students)
@@ -132,7 +132,7 @@ def merge(inputs: list[Path], out: Path) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     for key, (record, results) in merged.items():
-        dest = out / key
+        dest = student_folder(out, key)
         dest.mkdir(parents=True, exist_ok=True)
         if results is None:
             (dest / RESULTS).unlink(missing_ok=True)

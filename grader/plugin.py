@@ -7,6 +7,7 @@ report.py, whose pure functions turn them into results.json and the score table.
 
 import dataclasses
 import re
+import sys
 import time
 
 import pytest
@@ -29,6 +30,7 @@ class Fact:
     outcome: str = "failed"    # "passed" | "failed" | "not_run"
     message: str = ""
     needs_peak: bool = False   # marker gpu_peak: an MFU test, needs the GPU in the peak table
+    how: bool = False          # marker how: checks how the work is done (seam/tamper.py)
     counted: bool = True       # False: reported in the summary, left out of the total
     index: int | None = None   # k in the test's number <problem>.<k>, counted over every
                                # collected test, so a --gpu skip and a --gpu only pass number
@@ -50,13 +52,13 @@ def fact_for(item) -> Fact:
     return Fact(nodeid=item.nodeid, problem=problem, title=title, points=float(marker.args[0]),
                 visibility="visible" if kind == "public" else "after_published",
                 gpu=item.get_closest_marker("gpu") is not None,
-                needs_peak=item.get_closest_marker("gpu_peak") is not None)
+                needs_peak=item.get_closest_marker("gpu_peak") is not None,
+                how=item.get_closest_marker("how") is not None)
 
 
-def failure_text(report) -> str:
+def failure_text(excinfo, longrepr=None) -> str:
     """What the student sees: the assertion message, or what their code raised with their own
     frames (``describe``), never test source; probes are named by the student's API they drive."""
-    excinfo = getattr(report, "_grader_exc", None)
     if excinfo is not None:
         if excinfo.errisinstance((pytest.fail.Exception, pytest.skip.Exception, SandboxFailure)):
             text = str(excinfo.value)
@@ -65,7 +67,7 @@ def failure_text(report) -> str:
         else:
             text = excinfo.exconly()
     else:
-        text = str(report.longrepr)
+        text = str(longrepr)
     text = re.sub(r"\bprobes\.(\w+)", lambda m: student_name(m.group(0)), text)
     return text.strip()[:3000] or f"failed ({type(excinfo.value).__name__ if excinfo else 'no message'})"
 
@@ -121,8 +123,19 @@ class GraderPlugin:
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
         report = outcome.get_result()
-        if call.excinfo is not None:
-            report._grader_exc = call.excinfo
+        if call.excinfo is not None and not hasattr(report, "_grader_text"):  # (conftest's how gate)
+            # Only the text is kept: an exception holds its frames, and they every value decoded
+            # from the student's replies (pytest would keep each failing test's to the end).
+            report._grader_text = failure_text(call.excinfo)
+            if report.failed:  # (a skip's longrepr is pytest's (path, line, reason) tuple)
+                report.longrepr = report._grader_text
+            sys.last_type = sys.last_value = sys.last_traceback = None
+            if hasattr(sys, "last_exc"):
+                sys.last_exc = None
+
+    @staticmethod
+    def _text(report) -> str:
+        return getattr(report, "_grader_text", None) or failure_text(None, report.longrepr)
 
     def pytest_runtest_logreport(self, report):
         fact = self.facts.get(report.nodeid)
@@ -131,8 +144,8 @@ class GraderPlugin:
         if report.skipped and fact.gpu and not self.cuda:
             fact.outcome, fact.message = "not_run", GPU_NOT_RUN
         elif report.failed:
-            fact.outcome, fact.message = "failed", failure_text(report)
+            fact.outcome, fact.message = "failed", self._text(report)
         elif report.when == "call" and report.passed:
             fact.outcome, fact.message = "passed", ""
         elif report.skipped:  # a skip is never a pass
-            fact.outcome, fact.message = "failed", f"skipped: {failure_text(report)}"
+            fact.outcome, fact.message = "failed", f"skipped: {self._text(report)}"

@@ -10,6 +10,7 @@ import jsonschema
 
 from seam.problems import PROBLEMS, problem_number
 from .paths import SCHEMA
+from .text import clean, one_line
 
 
 def _order(fact) -> tuple:
@@ -33,7 +34,7 @@ def build_results(facts, execution_time: float, notes: list[str], gpu: str) -> d
         if not fact.counted:
             continue  # named in the summary below, not in the total
         passed = fact.outcome == "passed"
-        output = fact.message or ("passed" if passed else "failed (no message)")
+        output = clean(fact.message) or ("passed" if passed else "failed (no message)")
         entry = {
             "name": f"{fact.problem}: {fact.title}",
             "number": f"{problem_number(fact.problem)}.{k}",
@@ -49,8 +50,11 @@ def build_results(facts, execution_time: float, notes: list[str], gpu: str) -> d
         tests.append(entry)
     uncounted = [f"not counted: {f.problem}: {f.title}: {f.message}"
                  for f in sorted((f for f in facts if not f.counted), key=_order)]
+    # The score line first, and the only one: every note is one line of the grader's, whatever
+    # names a submission gave its files (text.py), so none of them starts a line of its own.
     return {"score": sum(t["score"] for t in tests), "execution_time": round(execution_time, 3),
-            "output": "\n".join([score_line(tests)] + notes + uncounted), "tests": tests}
+            "output": "\n".join([score_line(tests)] + [one_line(n) for n in notes + uncounted]),
+            "tests": tests}
 
 
 def not_run(test: dict) -> bool:
@@ -133,8 +137,7 @@ def render_table(results: dict, max_lines: int = 6) -> str:
     """The score table for a terminal: what the summary says first (an unusable upload's cause,
     the sandbox), one row per problem, what failed and why, what did not run, the score last."""
     summary = results["output"].splitlines()
-    head = [line for line in summary if not line.startswith("Score:")]
-    score = [line for line in summary if line.startswith("Score:")]
+    score, head = summary[:1], summary[1:]  # build_results writes the score line first, alone
     rows = per_problem(results)
     width = max(len(r["problem"]) for r in rows) if rows else 10
     out = head + ([""] if head else [])

@@ -20,12 +20,13 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from .isolation import (INSIDE, Isolation, UidLease, bwrap_prefix, exposed, masks, python_paths,
-                        system_paths, unshare_prefix, worker_python)
+from .isolation import (INSIDE, Isolation, UidLease, bwrap_prefix, carve, exposed, linked_python, masks,
+                        python_paths, system_paths, unshare_prefix, worker_python)
 from .cgroup import BASELINE_BYTES, Group
 from .limits import GIB, Limits
 from .submission import too_large
@@ -104,6 +105,16 @@ class Zygote:
             view += [("ro-bind", "/sys", "/sys")]
         return view
 
+    def _secrets(self) -> list[str]:
+        """The checkout and the output folders, and their images in a hard-linked Python tree
+        (``linked_python`` mirrors the whole prefix: a checkout inside it is linked too)."""
+        secret = list(self.secret)
+        if self.python[0] != sys.executable:
+            tree, source = linked_python()
+            secret += [str(tree / os.path.relpath(s, source)) for s in self.secret
+                       if s.startswith(source + "/")]
+        return secret
+
     def start(self) -> None:
         """Start the zygote (it imports torch); ``await_ready`` waits for it."""
         mode = self.isolation.mode
@@ -125,8 +136,8 @@ class Zygote:
         else:
             prefix = []
         if mode == "landlock":
-            cfg["landlock"] = {"read": self.python[1] + [p for _, p in system_paths()]
-                               + [where["lib"], where["submission"]],
+            cfg["landlock"] = {"read": carve(self.python[1] + [p for _, p in system_paths()]
+                                             + [where["lib"], where["submission"]], self._secrets()),
                                "write": [where["work"]],
                                "devices": [f"/dev/{d}" for d in ("null", "zero", "full", "random", "urandom")]
                                + ([str(d) for d in Path("/dev").glob("nvidia*")] if self.cuda else [])}
@@ -371,6 +382,7 @@ class Sandbox(Impl):
                  cuda: bool = False, zygote: Zygote | None = None):
         self.label = "submission"
         self.submission_dir = Path(submission_dir)
+        self.folder = self.submission_dir  # what Impl.unverifiable reads (the grader side, never run)
         self.owns_zygote = zygote is None
         self.zygote = zygote or Zygote(limits, isolation, cuda=cuda, hide=hide)
         self.limits, self.isolation = self.zygote.limits, self.zygote.isolation
@@ -461,18 +473,23 @@ class Sandbox(Impl):
         return wait
 
     def _read(self, deadline: float, doing: str):
+        """One reply, parsed within the deadline and within bounds: at most MAX_REPLY bytes, and
+        counted (codec.precount) before json.loads builds a single object of it."""
         try:
-            body = frames.read_frame(self._resp_r, self._wait(self._resp_r, deadline, doing))
+            body = frames.read_frame(self._resp_r, self._wait(self._resp_r, deadline, doing),
+                                     limit=frames.MAX_REPLY)
         except EOFError:
             raise EOFError(doing) from None
-        except frames.FrameTooLarge:
+        except frames.FrameTooLarge as e:
             self._kill()
-            raise SandboxFailure("the worker broke the protocol (oversized message); it was restarted")
+            raise SandboxFailure(f"{doing}: the worker broke the protocol ({e}); it was restarted") from None
+        if time.monotonic() > deadline:
+            raise TimeoutError(doing)
         try:
-            return codec.loads(body)
+            return codec.loads(body, bounded=True)
         except codec.DecodeError as e:
             self._kill()
-            raise SandboxFailure(f"the worker sent garbage ({e}); it was restarted") from None
+            raise SandboxFailure(f"{doing}: the worker sent garbage ({e}); it was restarted") from None
 
     def _write(self, payload: bytes, deadline: float) -> None:
         """Send one frame; a worker that stops reading meets the deadline (the pipe is

@@ -20,6 +20,7 @@ from .callee import EXPECTED, Callee
 from .codec import Struct
 from .problems import PROBLEMS
 from .probes import student_name
+from .tamper import scan, verdict
 
 # The name the grader's pytest plugin is registered under; tests/conftest.py asks pytest for it
 # (its ``impl`` is then the sandboxed submission, and the student-facing output stays quiet).
@@ -52,6 +53,15 @@ class Impl:
     # When the running test must end (time.monotonic()), set by the grader's plugin per test from
     # its time_limit marker or --time-limit; None: no test running (the sandbox's default applies).
     deadline: float | None = None
+    folder: Path | None = None     # the modules under test, read (never run) by ``unverifiable``
+    _unverifiable: str | None = None
+
+    def unverifiable(self) -> str:
+        """Why no "how" probe can be trusted on this implementation ("" if none): what the static
+        look at its modules found, or what a worker saw change during an earlier one."""
+        if self._unverifiable is None:
+            self._unverifiable = verdict(scan(self.folder)) if self.folder else ""
+        return self._unverifiable
 
     def __getattr__(self, name):
         if name in PROBLEMS or name == "probes":
@@ -61,7 +71,7 @@ class Impl:
     def call(self, target: str, *args, **kwargs):
         request = {"op": "call", "target": target,
                    "args": codec.to_plain(list(args)), "kwargs": codec.to_plain(kwargs)}
-        return self._unwrap(target, self._send(request))
+        return self._unwrap(target, self._exchange(request))
 
     def map(self, target: str, calls, kwargs=None) -> list:
         """``target(*args, **kw)`` for each args tuple in ``calls`` (and dict in ``kwargs``, if
@@ -71,7 +81,7 @@ class Impl:
         request = {"op": "map", "target": target,
                    "calls": [{"args": codec.to_plain(list(a)), "kwargs": codec.to_plain(k)}
                              for a, k in zip(calls, kwargs, strict=True)]}
-        response = self._send(request)
+        response = self._exchange(request)
         if type(response) is dict and set(response) == {"ok"} and type(response["ok"]) is list \
                 and len(response["ok"]) == len(request["calls"]):
             out = []
@@ -88,10 +98,20 @@ class Impl:
         raise SubmissionError(f"{student_name(target)}: malformed response from the implementation")
 
     def get(self, target: str):
-        return self._unwrap(target, self._send({"op": "get", "target": target}))
+        return self._unwrap(target, self._exchange({"op": "get", "target": target}))
 
     def _send(self, request: dict) -> dict:
         raise NotImplementedError
+
+    def _exchange(self, request: dict):
+        """``_send``, and what the worker says it saw break (``unverifiable``), kept for good."""
+        response = self._send(request)
+        if type(response) is dict and "unverifiable" in response:
+            seen = str(response.pop("unverifiable"))[:500]
+            if not self.unverifiable():  # (what the static look names, file and line, comes first)
+                self._unverifiable = (f"not checked: {seen} while a check of how your code works ran; "
+                                      "such checks score 0 while that code is there")
+        return response
 
     def _unwrap(self, target: str, response):
         if type(response) is dict and set(response) == {"ok"}:

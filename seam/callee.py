@@ -25,6 +25,7 @@ from types import ModuleType
 
 from . import codec, probes
 from .problems import PROBLEMS, STRUCT_MODULES
+from .tamper import Instrumentation
 
 # Said after an EPERM in the sandbox (grader/seccomp.py denies such calls with EPERM, whichever)
 FORBIDDEN = ("perhaps a call the sandbox forbids (changing file modes, owners or times, sockets, "
@@ -89,6 +90,8 @@ class Callee:
         self.typecheck = typecheck
         self.pkg = load_package(self.folder, package)
         self._failed: dict[str, str] = {}
+        self.instrumentation = Instrumentation()  # before any student module is imported
+        self.unverifiable = ""
 
     def module(self, problem: str) -> ModuleType:
         """Import ``<package>.<problem>`` once; a failure is remembered and re-reported."""
@@ -134,13 +137,30 @@ class Callee:
             fn = getattr(probes, attr, None)
             if fn is None or attr not in probes.__all__:
                 raise ModuleUnavailable(f"no probe named {attr!r}")
+            if attr in probes.HOW:
+                return lambda *a, **k: self._watched(fn, *a, **k)
             return lambda *a, **k: fn(self, *a, **k)
         mod = self.module(head)
         if not hasattr(mod, attr):
             raise AttributeError(f"{head}.py has no attribute {attr!r} (keep the stub's names)")
         return getattr(mod, attr)
 
+    def _watched(self, fn, *args, **kwargs):
+        """A "how" probe, and the look at its instrumentation after it (seam/tamper.py): what
+        changed is sent with the reply ("unverifiable"), and the "how" tests then fail."""
+        before = self.instrumentation.before()
+        try:
+            return fn(self, *args, **kwargs)
+        finally:
+            self.unverifiable = self.unverifiable or self.instrumentation.broken(before)
+
     def handle(self, request) -> dict:
+        response = self._handle(request)
+        if self.unverifiable:
+            response["unverifiable"] = self.unverifiable[:500]
+        return response
+
+    def _handle(self, request) -> dict:
         try:
             if type(request) is not dict or request.get("op") not in ("call", "map", "get", "load"):
                 raise codec.DecodeError("bad request")

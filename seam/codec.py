@@ -17,6 +17,7 @@ import base64
 import dataclasses
 import json
 import math
+import re
 from typing import Any, Callable
 
 import numpy as np
@@ -35,6 +36,12 @@ NUMPY_DTYPES = ("float64", "float32", "float16", "int64", "int32", "int16", "int
 
 
 MAX_DEPTH = 64
+# A reply's size once parsed is bounded before it is parsed (``precount``): json.loads cannot be
+# interrupted, and a frame of "[[],[],...]" is millions of objects. The largest reply in a full
+# grade of the reference has ~31,000 nodes (4.3 MB); the cap leaves eight times that.
+MAX_NODES = 250_000
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')  # a JSON string (unrolled: linear, fast)
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b"[]{},")
 
 
 class DecodeError(ValueError):
@@ -219,8 +226,28 @@ def dumps(obj: Any) -> bytes:
     return json.dumps(obj, allow_nan=True, separators=(",", ":")).encode()
 
 
-def loads(data: bytes) -> Any:
-    """Parse JSON bytes; anything malformed is a DecodeError."""
+def precount(data: bytes, max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH) -> int:
+    """The number of values (nodes) ``data`` would parse into, counted without parsing it (C-speed
+    passes over the bytes: strings dropped, then the structural bytes counted); DecodeError when
+    there are more than ``max_nodes`` or they nest deeper than ``max_depth``."""
+    structure = _STRING.sub(b'""', data).translate(None, _NOT_STRUCTURE)
+    opened = structure.count(b"[") + structure.count(b"{")
+    nodes = opened + structure.count(b",") + 1
+    if nodes > max_nodes:
+        raise DecodeError(f"a message of about {nodes} values (the limit is {max_nodes})")
+    if opened:
+        steps = np.frombuffer(structure, dtype=np.uint8)
+        depth = np.cumsum(np.isin(steps, (91, 123)).astype(np.int32) - np.isin(steps, (93, 125)))
+        if int(depth.max()) > max_depth:
+            raise DecodeError(f"a message nested {int(depth.max())} deep (the limit is {max_depth})")
+    return nodes
+
+
+def loads(data: bytes, bounded: bool = False) -> Any:
+    """Parse JSON bytes; anything malformed is a DecodeError. ``bounded`` (the trusted side reading
+    a worker's reply): ``precount`` first, so no reply costs more than MAX_NODES values to parse."""
+    if bounded:
+        precount(data)
     try:
         return json.loads(data)
     except (ValueError, RecursionError) as e:

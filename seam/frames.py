@@ -6,7 +6,10 @@ import os
 import struct
 
 HEADER = struct.Struct(">Q")
-MAX_FRAME = 64 << 20  # the largest message either side accepts (legit results are far smaller)
+MAX_FRAME = 64 << 20  # the largest request the worker accepts (the grader's own: trusted)
+# The largest reply the grader accepts from a worker: a full grade of the reference sends at most
+# 4.3 MB (its requests at most 2.2 MB); four times that.
+MAX_REPLY = 16 << 20
 
 
 class FrameTooLarge(ValueError):
@@ -30,10 +33,10 @@ def read_exact(fd: int, n: int, wait=_ready) -> bytes:
     return b"".join(chunks)
 
 
-def read_frame(fd: int, wait=_ready) -> bytes:
+def read_frame(fd: int, wait=_ready, limit: int = MAX_FRAME) -> bytes:
     (size,) = HEADER.unpack(read_exact(fd, HEADER.size, wait))
-    if size > MAX_FRAME:
-        raise FrameTooLarge(f"a message of {size} bytes (the limit is {MAX_FRAME})")
+    if size > limit:
+        raise FrameTooLarge(f"a message of {size} bytes (the limit is {limit})")
     return read_exact(fd, size, wait)
 
 

@@ -37,6 +37,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "gpu_peak: an MFU test: needs the GPU in the reference's peak "
                                        "table (otherwise not run and not counted)")
     config.addinivalue_line("markers", "time_limit(seconds): wall-clock limit for this test when graded")
+    config.addinivalue_line("markers", "how: checks how the work is done, measured in the student's process "
+                                       "(seam/tamper.py): fails where the submission could blind it")
     for problem in PROBLEMS:  # `pytest -m adamw_accounting` selects exactly that problem's tests
         config.addinivalue_line("markers", f"{problem}: problem {problem_number(problem)}'s tests")
     config.stash[_RESULTS] = {}
@@ -164,6 +166,11 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     config = item.config
+    if call.when == "call" and item.get_closest_marker("how") and "impl" in item.funcargs:
+        why = item.funcargs["impl"].unverifiable()  # asked after the call: the worker may have seen it
+        if why:  # whatever the test concluded, its measurement cannot be trusted
+            report.outcome, report.longrepr, report._grader_text = "failed", why, why
+            return
     if _graded(config) or call.excinfo is None:
         return
     exc = call.excinfo.value

@@ -16,16 +16,21 @@ import pkgutil
 
 PROBLEM_OF: dict[str, str] = {}
 CALLS: dict[str, str] = {}  # what a student reads instead of the probe's name: "optim.AdamW"
+HOW: dict[str, str] = {}    # probe -> the "how" it measures in the student's process (seam/tamper.py)
 __all__: list[str] = []
 
 
-def probe(problem: str, calls: str):
+def probe(problem: str, calls: str, how: str = ""):
     """Register a probe function under its name, charged to ``problem``; ``calls`` names the
-    student's functions or classes it drives (messages name those, never the probe)."""
+    student's functions or classes it drives (messages name those, never the probe). ``how``:
+    what it measures about how the work is done, in the student's process (no cast, a view, the
+    pages read ...): such a probe answers only where nothing could blind it (seam/tamper.py)."""
     def register(fn):
         if fn.__name__ in PROBLEM_OF:
             raise RuntimeError(f"two probes named {fn.__name__}")
         PROBLEM_OF[fn.__name__] = problem
+        if how:
+            HOW[fn.__name__] = how
         CALLS[fn.__name__] = " / ".join(f"{problem}.{name}" for name in calls.split(" / "))
         __all__.append(fn.__name__)
         globals()[fn.__name__] = fn

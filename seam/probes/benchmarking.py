@@ -139,7 +139,7 @@ def trace(mod, log: list, fake_cuda: bool, device_name: str = "NVIDIA H100 80GB 
         yield
 
 
-@probe("benchmarking", calls="time_matmul")
+@probe("benchmarking", calls="time_matmul", how="time_matmul synchronizes before each clock read, warms up, times the right calls")
 def time_matmul_trace(c, m: int, k: int, n: int, dtype: torch.dtype, device: str, warmup: int | None,
                       trials: int | None, fake_cuda: bool = False) -> dict:
     """time_matmul under the fake clock; warmup/trials None: the defaults (not passed)."""
@@ -151,7 +151,7 @@ def time_matmul_trace(c, m: int, k: int, n: int, dtype: torch.dtype, device: str
     return {"result": result, "log": log}
 
 
-@probe("benchmarking", calls="matmul_mfu")
+@probe("benchmarking", calls="matmul_mfu", how="matmul_mfu times with a synchronized clock")
 def matmul_mfu_trace(c, m: int, k: int, n: int, dtype: torch.dtype, device_name: str) -> dict:
     """matmul_mfu on a fake CUDA device called ``device_name``; records what time_matmul returned
     (when matmul_mfu calls the module's time_matmul)."""

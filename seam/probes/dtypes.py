@@ -91,7 +91,7 @@ class _CastWatchATen(TorchDispatchMode):
         return result
 
 
-@probe("dtypes", calls="round_to")
+@probe("dtypes", calls="round_to", how="no PyTorch cast to a narrow float format in round_to")
 def round_to_watched(c, x, fmt):
     """``round_to(x, fmt)`` with PyTorch's casts watched. Returns (result, used_cast, casts):
     the result as returned, whether any cast to a narrow float dtype happened, and the names of

@@ -7,7 +7,7 @@ import torch
 from . import probe
 
 
-@probe("einops", calls="split_heads")
+@probe("einops", calls="split_heads", how="split_heads returns a view of its input (shared storage)")
 def split_heads_view(c, x: torch.Tensor, num_heads: int) -> dict:
     """split_heads(x, num_heads) on a fresh copy of x: the result, whether it shares x's storage,
     and its strides and storage offset (a view's are x's, permuted)."""

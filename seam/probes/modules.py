@@ -91,7 +91,7 @@ def count_torch_module(c, kind: str):
 
 # ---- Linear -----------------------------------------------------------------------------------
 
-@probe("modules", calls="Linear")
+@probe("modules", calls="Linear", how="Linear calls no nn.Linear / F.linear")
 def linear_forward(c, weight, xs):
     """Linear(d_in, d_out, dtype=weight.dtype) with ``weight`` copied in; forward on each x.
 
@@ -171,7 +171,7 @@ def construct(c, cls: str, args: tuple, x_shape=None):
 
 # ---- Cruncher -----------------------------------------------------------------------------------
 
-@probe("modules", calls="Cruncher")
+@probe("modules", calls="Cruncher", how="Cruncher calls no nn.Linear / F.linear")
 def cruncher_run(c, dim: int, num_layers: int, seed: int, xs):
     """Cruncher(dim, num_layers) after torch.manual_seed(seed): its parameters by name, and
     its outputs on each x (no grad)."""

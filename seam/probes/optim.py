@@ -209,7 +209,7 @@ def memory_inputs(in_dim: int, out_dim: int, batch: int, dtype, device, seed: in
     return x, y
 
 
-@probe("optim", calls="memory_by_stage")
+@probe("optim", calls="memory_by_stage", how="memory_by_stage's ledger against the bytes of the real tensors")
 def memory_stages(c, kind: str, in_dim: int, out_dim: int, layers: int, batch: int, dtype, seed: int,
                   device: str = "cpu", y_shape=None):
     """memory_by_stage on ``build_memory_model`` with optimizer ``kind`` (see make_optimizer).

@@ -161,7 +161,7 @@ def _mapped_bytes(path: str) -> int | None:
     return total
 
 
-@probe("training", calls="get_batch")
+@probe("training", calls="get_batch", how="get_batch reads only the sampled windows of the memmap (resident pages)")
 def get_batch_pages_touched(c, n: int, batch_size: int, context_length: int, seed: int) -> dict:
     """How much of a large uint32 memmap get_batch maps into memory (resident bytes)."""
     mod = c.module("training")
@@ -264,7 +264,7 @@ class _Smuggled:
         return _note_unpickled, ("smuggled",)
 
 
-@probe("training", calls="load_checkpoint")
+@probe("training", calls="load_checkpoint", how="load_checkpoint unpickles no arbitrary object (weights_only)")
 def load_checkpoint_smuggled_object(c) -> bool:
     """load_checkpoint of a file whose dict also holds an arbitrary object; True if the object was
     unpickled (its code ran), False if the loader refused it (weights_only=True raises)."""
@@ -321,7 +321,7 @@ def _record_grad_scalers(log: list):
             setattr(cls, name, original)
 
 
-@probe("training", calls="bf16_train_step")
+@probe("training", calls="bf16_train_step", how="bf16_train_step uses no GradScaler")
 def bf16_step_run(c, seed: int, batch: int, device_type: str = "cpu") -> dict:
     """One bf16_train_step on make_model(seed) (moved to device_type) with torch AdamW.
 

@@ -77,6 +77,7 @@ def timing_cases(seed: int, count: int, device: str, fake_cuda: bool) -> list:
 
 
 @pytest.mark.points(1)
+@pytest.mark.how
 def test_time_matmul_cpu_random(impl):
     """time_matmul on the CPU, 12 shapes/dtypes/warm-ups/trials: untimed warm-up, exact average"""
     check_cases(impl, "probes.time_matmul_trace", timing_cases(1002, 12, "cpu", False), oracle=timing_due,
@@ -84,6 +85,7 @@ def test_time_matmul_cpu_random(impl):
 
 
 @pytest.mark.points(2)
+@pytest.mark.how
 def test_time_matmul_cuda_synchronises(impl):
     """time_matmul on (fake) CUDA: torch.cuda.synchronize() right before each clock read"""
     cases = timing_cases(1003, 8, "cuda", True) + [timing_case(16, 8, 4, torch.bfloat16, 2, 5, "cuda:0", True)]

@@ -425,6 +425,7 @@ def test_round_to_fp32_shapes_and_bad_input(impl, ref):
 
 
 @pytest.mark.points(1)
+@pytest.mark.how
 def test_round_to_does_not_call_torch_cast(impl, ref):
     """round_to rounds by itself: no PyTorch cast to float16/bfloat16/float8 happens while it runs"""
     cases = ordinary_inputs(800)

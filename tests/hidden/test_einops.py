@@ -83,6 +83,7 @@ def view_oracle(x: torch.Tensor, num_heads: int) -> dict:
 
 
 @pytest.mark.points(1)
+@pytest.mark.how
 def test_split_heads_returns_a_view(impl, ref):
     """split_heads returns a view of x: the same storage, with x.view(...).transpose(1, 2)'s strides (no copy)"""
     cases = [case(x=c.args[0], num_heads=c.args[1]) for c in hidden_cases(3, 40)]

@@ -87,6 +87,7 @@ def test_linear_structure(impl):
 
 
 @pytest.mark.points(1)
+@pytest.mark.how
 def test_linear_does_not_use_torch_linear(impl):
     """neither torch.nn.Linear nor torch.nn.functional.linear (under any name) is used by Linear or Cruncher"""
     # The probe counts calls of the linear kernel through a TorchFunctionMode: F.linear, an alias

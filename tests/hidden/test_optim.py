@@ -262,6 +262,7 @@ def same_ledger(got: dict, due: dict, what: str):
 
 
 @pytest.mark.points(2)
+@pytest.mark.how
 def test_memory_by_stage_random(impl):
     """memory_by_stage's ledger equals the tensors' bytes at the three stages; it takes exactly one MSE step"""
     check_cases(impl, "probes.memory_stages", memory_cases(81, 12), oracle=memory_oracle, compare=same_ledger)
@@ -319,6 +320,7 @@ def test_gpu_allocator_shows_4_8_16_bytes(impl):
 @pytest.mark.gpu
 @pytest.mark.points(1)
 @pytest.mark.time_limit(120)
+@pytest.mark.how
 def test_gpu_ledger_matches_allocator(impl):
     """on the GPU, memory_by_stage's ledger and its 'allocated' readings agree with torch.cuda.memory_allocated"""
     def compare(r: dict, ledger: dict, _what: str):

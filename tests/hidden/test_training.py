@@ -91,6 +91,7 @@ def test_get_batch_starts_uniform(impl):
 
 
 @pytest.mark.points(1)
+@pytest.mark.how
 def test_get_batch_reads_only_windows(impl):
     """on a 32 MiB memmap, get_batch maps only its windows into memory, never the whole file"""
     n, B, T = 8 * 2**20, 2, 64
@@ -167,6 +168,7 @@ def test_train_step_random(impl):
 
 
 @pytest.mark.points(2)
+@pytest.mark.how
 def test_checkpoint_resume_random(impl):
     """resuming at steps 0..N (str and PathLike paths) continues bit for bit like the uninterrupted run"""
     calls = [(1, 5, 1, 8, False), (2, 7, 4, 32, True), (3, 4, 0, 16, False), (4, 3, 3, 4, True),
@@ -185,6 +187,7 @@ def test_checkpoint_resume_random(impl):
 
 
 @pytest.mark.points(1)
+@pytest.mark.how
 def test_bf16_step_random(impl):
     """bf16_train_step on 6 seeds and batches: bf16 matmuls, float32 master weights and state, loss within 1%"""
     cases = [case(seed=seed, batch=batch, what=f"bf16_train_step(mlp seed {seed}, AdamW, x (batch {batch}), y, 'cpu')")

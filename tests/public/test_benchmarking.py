@@ -70,6 +70,7 @@ def test_mfu_and_peak_snapshots(impl):
 
 
 @pytest.mark.points(1)
+@pytest.mark.how
 def test_time_matmul_procedure_cpu(impl):
     """time_matmul on the CPU: warm-up untimed, then `trials` products between two clock reads, averaged"""
     args = dict(m=32, k=16, n=8, dtype=torch.float32, device="cpu", warmup=3, trials=10)

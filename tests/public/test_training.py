@@ -77,6 +77,7 @@ def test_checkpoint_resume_is_exact(impl):
 
 
 @pytest.mark.points(1)
+@pytest.mark.how
 def test_bf16_step(impl):
     """bf16_train_step: bf16 matmuls in the forward, float32 weights and AdamW state, no GradScaler"""
     got = impl.probes.bf16_step_run(seed=0, batch=32)

@@ -43,6 +43,27 @@ def roofline_seconds(flops, bytes_moved, peak_flops, bandwidth):
 '''
 
 
+# Replies that cost the grader, not the worker (red team #12): with STUB_FUNCS, matmul_intensity
+# answers 2 million values in 6 MB (under the reply cap) and ridge_point the red team's 63 MB frame.
+REPLY_FLOOD = '''
+import seam.codec as _codec
+_dumps = _codec.dumps
+_NESTED = b"[" + b"[]," * 2_000_000 + b"[]]"         # 6 MB < MAX_REPLY, 2 M values
+_BIG = b"[" + b"[]," * 21_000_000 + b"[]]"           # 63 MB: the red team's frame
+def _swap(obj):
+    text = _dumps(obj)
+    for tag, body in ((b'"__NESTED__"', _NESTED), (b'"__BIG__"', _BIG)):
+        if tag in text:
+            return text.replace(tag, body, 1)
+    return text
+_codec.dumps = _swap
+def matmul_intensity(b, d, f, bytes_per_element):
+    return "__NESTED__"
+def ridge_point(p, b):
+    return "__BIG__"
+'''
+
+
 @dataclasses.dataclass(frozen=True)
 class Attack:
     name: str

@@ -128,25 +128,25 @@ def test_statuses_and_gradebook(graded):
     assert by_sid["1815"]["name"] == "Ada Lovelace" and by_sid["1815"]["email"] == "ada@example.edu"
     assert by_sid["1815"]["total"] == by_sid["1791"]["total"]           # a group shares its grade
     for row in rows:
-        results = read_json(out / row["submission"] / "results.json")
+        results = read_json(out / "students" / row["submission"] / "results.json")
         validate(results)
         assert float(row["total"]) == results["score"] == float(row[PROBLEM])
-    full = sum(t["max_score"] for t in read_json(out / "submission_1001" / "results.json")["tests"])
+    full = sum(t["max_score"] for t in read_json(out / "students" / "submission_1001" / "results.json")["tests"])
     assert float(by_sid["1815"]["total"]) == full > 0
     assert 0 < float(by_sid["1906"]["total"]) < full                    # the planted bug costs points
     for sid in ("1912", "1882", "1906b", "1903"):
         assert float(by_sid[sid]["total"]) == 0
-    ambiguous = read_json(out / "submission_1004" / "results.json")["output"]
+    ambiguous = read_json(out / "students" / "submission_1004" / "results.json")["output"]
     assert "old/" in ambiguous and "new/" in ambiguous and "Graded as neither" in ambiguous
-    assert "1 level(s) down" in read_json(out / "submission_1002" / "results.json")["output"]
-    assert "not found" in read_json(out / "submission_1006" / "results.json")["output"]
+    assert "1 level(s) down" in read_json(out / "students" / "submission_1002" / "results.json")["output"]
+    assert "not found" in read_json(out / "students" / "submission_1006" / "results.json")["output"]
     assert "6 to grade" in proc.stderr and "student" in proc.stderr   # the progress bar's unit
 
 
 def test_raw_pytest_record_beside_results(graded):
     _, out, _ = graded
-    record = read_json(out / "submission_1002" / f"pytest-gpu-skip-{PROBLEM}.json")
-    results = read_json(out / "submission_1002" / "results.json")
+    record = read_json(out / "students" / "submission_1002" / f"pytest-gpu-skip-{PROBLEM}.json")
+    results = read_json(out / "students" / "submission_1002" / "results.json")
     assert len(record["tests"]) == len(results["tests"])
     outcomes = {t["outcome"] for t in record["tests"]}
     assert outcomes == {"passed", "failed"}
@@ -161,7 +161,7 @@ def test_batch_scores_equal_grade_scores(graded, tmp_path):
     for key in ("submission_1001", "submission_1002", "submission_1005"):
         solo = tmp_path / key / "results.json"
         assert grade(export / key, solo, gpu="skip", quiet=True, problems=[PROBLEM]) == 0
-        want, got = read_json(solo), read_json(out / key / "results.json")
+        want, got = read_json(solo), read_json(out / "students" / key / "results.json")
         assert got["score"] == want["score"], key
         strip = lambda r: [(t["number"], t["name"], t["status"], t["score"], t["output"]) for t in r["tests"]]
         assert strip(got) == strip(want), key
@@ -169,10 +169,10 @@ def test_batch_scores_equal_grade_scores(graded, tmp_path):
 
 def test_rerun_skips_what_is_done(graded):
     root, out, _ = graded
-    before = {p: p.stat().st_mtime_ns for p in out.glob("*/results.json")}
+    before = {p: p.stat().st_mtime_ns for p in out.glob("students/*/results.json")}
     proc = batch_cli(root, out)
     assert "0 to grade" in proc.stderr and "6 already graded" in proc.stderr
-    assert {p: p.stat().st_mtime_ns for p in out.glob("*/results.json")} == before
+    assert {p: p.stat().st_mtime_ns for p in out.glob("students/*/results.json")} == before
 
 
 def test_shards_merge_into_the_unsharded_gradebook_byte_for_byte(graded, tmp_path):
@@ -180,7 +180,7 @@ def test_shards_merge_into_the_unsharded_gradebook_byte_for_byte(graded, tmp_pat
     shards = [tmp_path / f"shard{i}" for i in range(2)]
     for i, shard_out in enumerate(shards):
         batch_cli(root, shard_out, "--shard", f"{i}/2")
-    keys = [{d.name for d in s.iterdir() if (d / "student.json").exists()} for s in shards]
+    keys = [{d.name for d in (s / "students").iterdir() if (d / "student.json").exists()} for s in shards]
     assert set().union(*keys) == set(EXPECTED_STATUS)
     assert sum(map(len, keys)) == len(EXPECTED_STATUS)                     # disjoint
     merged = tmp_path / "merged"
@@ -199,7 +199,7 @@ def test_merge_conflicts_are_errors(graded, tmp_path):
     (gpu / "batch.json").write_text(json.dumps({"passes": [{"gpu": "only", "only": [PROBLEM]}]}))
     proc = run("merge", out, gpu, "--out", tmp_path / "m2", check=2)
     assert "is in two passes" in proc.stderr
-    shutil.rmtree(gpu / "submission_1003")                                 # passes over different students
+    shutil.rmtree(gpu / "students" / "submission_1003")                                 # passes over different students
     proc = run("merge", out, gpu, "--out", tmp_path / "m3", check=2)
     assert "cover different students" in proc.stderr and "submission_1003" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
@@ -219,14 +219,14 @@ def test_cpu_pass_and_gpu_pass_merge_into_one_full_grade(tmp_path):
     run("merge", cpu, gpu_out, "--out", merged, check=0)
     full = tmp_path / "full.json"
     assert grade(klass / "ada", full, gpu="auto", quiet=True, problems=[problem]) == 0
-    want, got = read_json(full), read_json(merged / "ada" / "results.json")
+    want, got = read_json(full), read_json(merged / "students" / "ada" / "results.json")
     validate(got)
-    cpu_tests = read_json(cpu / "ada" / "results.json")["tests"]
-    gpu_tests = read_json(gpu_out / "ada" / "results.json")["tests"]
+    cpu_tests = read_json(cpu / "students" / "ada" / "results.json")["tests"]
+    gpu_tests = read_json(gpu_out / "students" / "ada" / "results.json")["tests"]
     assert cpu_tests and gpu_tests and not {t["number"] for t in cpu_tests} & {t["number"] for t in gpu_tests}
     assert got["tests"] == want["tests"] and got["score"] == want["score"]
-    assert set(read_json(merged / "ada" / "student.json")["passes"][i]["gpu"] for i in (0, 1)) == {"skip", "only"}
-    assert sorted(p.name for p in (merged / "ada").glob("pytest-*.json")) == \
+    assert set(read_json(merged / "students" / "ada" / "student.json")["passes"][i]["gpu"] for i in (0, 1)) == {"skip", "only"}
+    assert sorted(p.name for p in (merged / "students" / "ada").glob("pytest-*.json")) == \
         [f"pytest-gpu-only-{problem}.json", f"pytest-gpu-skip-{problem}.json"]
 
 
@@ -260,7 +260,7 @@ def test_interrupted_batch_keeps_what_was_written_and_resumes(tmp_path):
     klass, out = small_class(tmp_path / "class", 3), tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "grader", "batch", klass, "--out", out, "--only", PROBLEM,
                              "--gpu", "skip"], cwd=ROOT, stderr=subprocess.PIPE, text=True, env=clean_env())
-    assert wait_for(lambda: any(out.glob("*/student.json"))), "nothing was graded"
+    assert wait_for(lambda: any(out.glob("students/*/student.json"))), "nothing was graded"
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 143, err[-2000:]
@@ -269,18 +269,18 @@ def test_interrupted_batch_keeps_what_was_written_and_resumes(tmp_path):
     assert 1 <= len(done) < 3 and all(r["status"] == "graded" for r in done.values())
     leftovers = [p for p in out.rglob("*") if p.name.startswith(".") and p.is_file() and p.parent != out / ".logs"]
     assert not leftovers, leftovers                                        # no half-written files
-    mtimes = {k: (out / k / "results.json").stat().st_mtime_ns for k in done}
+    mtimes = {k: (out / "students" / k / "results.json").stat().st_mtime_ns for k in done}
     again = batch_cli(klass, out)
     assert f"{len(done)} already graded" in again.stderr and f"{3 - len(done)} to grade" in again.stderr
     assert {r["submission"] for r in gradebook(out)} == {"s0", "s1", "s2"}
-    assert {k: (out / k / "results.json").stat().st_mtime_ns for k in done} == mtimes
+    assert {k: (out / "students" / k / "results.json").stat().st_mtime_ns for k in done} == mtimes
 
 
 def test_a_dead_grader_process_costs_one_student_and_the_batch_goes_on(tmp_path):
     klass, out = small_class(tmp_path / "class", 3), tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "grader", "batch", klass, "--out", out, "--only", PROBLEM,
                              "--gpu", "skip"], cwd=ROOT, stderr=subprocess.PIPE, text=True, env=clean_env())
-    assert wait_for(lambda: any(out.glob("*/student.json")))
+    assert wait_for(lambda: any(out.glob("students/*/student.json")))
     jobs = [c for c in children(proc.pid) if "_batch_job" in Path(f"/proc/{c}/cmdline").read_text()]
     assert len(jobs) == 1
     os.kill(jobs[0], signal.SIGKILL)
@@ -289,7 +289,7 @@ def test_a_dead_grader_process_costs_one_student_and_the_batch_goes_on(tmp_path)
     statuses = [r["status"] for r in gradebook(out)]
     assert sorted(statuses) == ["crashed", "graded", "graded"], statuses
     crashed = next(r for r in gradebook(out) if r["status"] == "crashed")
-    assert crashed["total"] == "" and "died" in read_json(out / crashed["submission"] / "student.json")["error"]
+    assert crashed["total"] == "" and "died" in read_json(out / "students" / crashed["submission"] / "student.json")["error"]
     again = batch_cli(klass, out)                                          # a rerun retries it
     assert "1 to grade" in again.stderr
     assert [r["status"] for r in gradebook(out)] == ["graded"] * 3

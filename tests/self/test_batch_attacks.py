@@ -111,7 +111,7 @@ def test_a_student_cannot_reach_a_classmate_in_the_same_batch(tmp_path):
                            "--only", VEHICLE, "--gpu", "skip", "--time-limit", "20"],
                           capture_output=True, text=True, cwd=ROOT, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    scores = {d: read_json(out / d / "results.json") for d in ("a-thief", "b-victim0", "c-victim1")}
+    scores = {d: read_json(out / "students" / d / "results.json") for d in ("a-thief", "b-victim0", "c-victim1")}
     full = sum(t["max_score"] for t in scores["b-victim0"]["tests"])
     assert scores["a-thief"]["score"] == 0, "the thief got points: it reached a classmate's code"
     # it loaded and ran its search (its gate stayed shut), rather than failing to import
@@ -119,10 +119,10 @@ def test_a_student_cannot_reach_a_classmate_in_the_same_batch(tmp_path):
         [t["output"][:200] for t in scores["a-thief"]["tests"]]
     assert scores["b-victim0"]["score"] == scores["c-victim1"]["score"] == full > 0
     assert {p: p.read_bytes() for p in klass.rglob("*.py")} == before, "an upload was modified"
-    assert sorted(p.name for p in out.iterdir()) == [".logs", "a-thief", "b-victim0", "batch.json",
-                                                      "c-victim1", "gradebook.csv"]
+    assert sorted(p.name for p in out.iterdir()) == [".logs", "batch.json", "gradebook.csv", "students"]
+    assert sorted(p.name for p in (out / "students").iterdir()) == ["a-thief", "b-victim0", "c-victim1"]
     for d in scores:
-        assert json.loads((out / d / "results.json").read_text()) == scores[d]
+        assert json.loads((out / "students" / d / "results.json").read_text()) == scores[d]
 
 
 def test_control_the_thief_works_where_nothing_isolates_it(tmp_path):
@@ -185,10 +185,10 @@ def test_one_job_leaves_nothing_for_the_next_student(tmp_path):
     finally:
         subprocess.run(["ipcrm", "-M", str(key)], capture_output=True)  # what the old grader left
     assert proc.returncode == 0, proc.stderr[-3000:]
-    scores = {d: read_json(out / d / "results.json") for d in ("a-first", "b-honest", "c-copier")}
+    scores = {d: read_json(out / "students" / d / "results.json") for d in ("a-first", "b-honest", "c-copier")}
     full = sum(t["max_score"] for t in scores["b-honest"]["tests"])
     assert scores["a-first"]["score"] == full > 0, "the first student's own (honest) code"
     assert scores["b-honest"]["score"] == full, [t["output"][:200] for t in scores["b-honest"]["tests"]]
     assert scores["c-copier"]["score"] == 0, "the copier ran a classmate's code from shared memory"
     assert "not implemented" in scores["c-copier"]["tests"][0]["output"].lower(), scores["c-copier"]["tests"][0]
-    assert {d: read_json(out / d / "student.json")["status"] for d in scores} == dict.fromkeys(scores, "graded")
+    assert {d: read_json(out / "students" / d / "student.json")["status"] for d in scores} == dict.fromkeys(scores, "graded")

@@ -54,9 +54,8 @@ def matmul_flops(m, k, n):
 
 
 def test_the_grader_report_names_the_students_api_not_probes():
-    class Report:
-        longrepr = "timed out after 30 s in probes.adamw_run; the worker was restarted"
-    assert failure_text(Report()) == "timed out after 30 s in optim.AdamW; the worker was restarted"
+    longrepr = "timed out after 30 s in probes.adamw_run; the worker was restarted"
+    assert failure_text(None, longrepr) == "timed out after 30 s in optim.AdamW; the worker was restarted"
 
 
 def test_a_wrong_type_names_both_types():

@@ -26,7 +26,7 @@ def test_job_array_then_merge_equals_the_unsharded_batch(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "merged gradebook == unsharded gradebook" in proc.stderr
     out = tmp_path / "slurm" / "run" / "out"
-    shards = [{d.name for d in (out / f"shard-{i}").iterdir() if (d / "student.json").exists()}
+    shards = [{d.name for d in (out / f"shard-{i}" / "students").iterdir() if (d / "student.json").exists()}
               for i in range(3)]
     assert sum(map(len, shards)) == len(set().union(*shards)) == 6      # disjoint, the whole class
     rows = (out / "merged" / "gradebook.csv").read_text().splitlines()

@@ -1,0 +1,168 @@
+"""What could blind a "how" check, found in a submission without running it.
+
+A "how" check (no narrow cast in round_to, a view that shares storage, only the sampled memmap
+pages read, weights_only, synchronize before each clock read, the ledgers counted from real
+tensors, no nn.Linear, no GradScaler) is measured by a probe in the student's own process
+(seam/probes/). Code in that process can switch a probe off: patch the seam, run the work in
+another thread (torch's mode stacks are per thread), disable torch's function or dispatch modes,
+install a profiler, edit a probe's locals through its frame, drop pages before /proc is read.
+Rather than trust such a measurement, the grader looks at the modules first (``scan``, ast only:
+nothing runs) and, where one of these techniques appears, every probe with a "how" fails with one
+line that names it (``Impl``). The worker re-checks its instrumentation after each such probe
+(``Instrumentation``); the trust model (README) lists what neither catches.
+"""
+
+import ast
+import sys
+import threading
+from pathlib import Path
+
+from .problems import PROBLEMS
+
+# technique -> (why it can blind a check, how the grader sees it); the trust model's table
+# (README, written by `python -m grader rubric --write`) is made from this.
+TECHNIQUES = {
+    "seam": ("it reaches the grader's own probes (seam), which can then be patched",
+             "static: an import of seam; worker: any probe function or list of the seam replaced"),
+    "threads": ("work in another thread or process escapes the watch on torch calls (per thread)",
+                "static: threading, _thread, concurrent, multiprocessing, asyncio, subprocess, "
+                "os.fork and friends; worker: a thread it started still running"),
+    "ctypes": ("native calls can remove the grader's hooks (PyEval_SetProfile, memory unmapping)",
+               "static: ctypes, _ctypes, cffi, PyEval_SetProfile / SetTrace"),
+    "torch internals": ("torch._C / _python_dispatch can switch off the modes that watch torch calls",
+                        "static: torch._C, DisableTorchFunction, _disable_current_modes, "
+                        "_python_dispatch, torch.overrides, __torch_function__ / __torch_dispatch__"),
+    "profilers": ("sys.setprofile / settrace can replace or remove the grader's hooks",
+                  "static: setprofile, settrace; worker: the profiler or tracer changed"),
+    "frames": ("frame access (sys._getframe, f_locals, inspect, gc) can edit a probe's state",
+               "static: _getframe, f_locals, f_globals, f_back, tb_frame, __globals__, inspect, gc"),
+    "memory mapping": ("madvise / munmap / mmap can drop pages before the grader reads /proc",
+                       "static: madvise, munmap, mmap"),
+    "dynamic code": ("exec / eval / __import__ / importlib / sys.modules can hide all of the above",
+                     "static: exec, eval, compile, __import__, importlib, builtins, sys.modules, "
+                     "__subclasses__, __code__, and any string naming one of the above"),
+}
+WHY = {kind: why for kind, (why, _) in TECHNIQUES.items()}
+
+_MODULES = {  # an import of one of these (or of a submodule) is a finding
+    "seam": "seam", "threading": "threads", "_thread": "threads", "concurrent": "threads",
+    "multiprocessing": "threads", "asyncio": "threads", "ctypes": "ctypes", "_ctypes": "ctypes",
+    "cffi": "ctypes", "inspect": "frames", "gc": "frames", "mmap": "memory mapping",
+    "importlib": "dynamic code", "builtins": "dynamic code", "torch._C": "torch internals",
+    "torch.utils._python_dispatch": "torch internals", "torch.multiprocessing": "threads",
+    "torch.overrides": "torch internals", "subprocess": "threads", "pty": "threads",
+}
+_ATTRIBUTES = {  # x.<name>, or the string "<name>" (getattr(x, "name"))
+    "_C": "torch internals", "_python_dispatch": "torch internals",
+    "DisableTorchFunction": "torch internals", "DisableTorchFunctionSubclass": "torch internals",
+    "_disable_current_modes": "torch internals", "_pop_mode": "torch internals",
+    "_push_mode": "torch internals", "_get_current_function_mode_stack": "torch internals",
+    "setprofile": "profilers", "settrace": "profilers", "PyEval_SetProfile": "ctypes",
+    "PyEval_SetTrace": "ctypes", "_getframe": "frames", "f_locals": "frames", "f_globals": "frames",
+    "f_back": "frames", "tb_frame": "frames", "gi_frame": "frames", "cr_frame": "frames",
+    "__globals__": "frames", "currentframe": "frames", "get_referrers": "frames",
+    "madvise": "memory mapping", "munmap": "memory mapping",
+    "__builtins__": "dynamic code", "__import__": "dynamic code", "__code__": "dynamic code",
+    "__subclasses__": "dynamic code", "__torch_function__": "torch internals",
+    "__torch_dispatch__": "torch internals", "overrides": "torch internals",
+    "fork": "threads", "forkpty": "threads", "posix_spawn": "threads", "posix_spawnp": "threads",
+    "spawnv": "threads", "spawnl": "threads", "execv": "threads", "execve": "threads",
+    "system": "threads", "popen": "threads",
+}
+_NAMES = {"exec": "dynamic code", "eval": "dynamic code", "compile": "dynamic code",
+          "__import__": "dynamic code", "__builtins__": "dynamic code", "breakpoint": "frames"}
+
+
+def _module_finding(name: str) -> str | None:
+    for prefix, kind in _MODULES.items():
+        if name == prefix or name.startswith(prefix + "."):
+            return kind
+    return None
+
+
+def scan_source(source: str, filename: str) -> list[tuple[str, int, str]]:
+    """(file name, line, technique) for each use of a listed technique in one module's source."""
+    try:
+        tree = ast.parse(source, filename)
+    except SyntaxError:
+        return []  # it does not import either: its tests fail for that
+    except (RecursionError, MemoryError, ValueError):
+        return [(filename, 1, "dynamic code")]  # too deep to read: it cannot be checked
+    found = []
+    for node in ast.walk(tree):
+        kind = None
+        if isinstance(node, ast.Import):
+            kind = next(filter(None, (_module_finding(a.name) for a in node.names)), None)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            kind = _module_finding(node.module) or next(
+                filter(None, (_module_finding(f"{node.module}.{a.name}") for a in node.names)), None)
+        elif isinstance(node, ast.Attribute):
+            kind = _ATTRIBUTES.get(node.attr)
+            if node.attr == "modules" and isinstance(node.value, ast.Name) and node.value.id == "sys":
+                kind = "dynamic code"  # sys.modules: every loaded module, the seam's too
+        elif isinstance(node, ast.Name):
+            kind = _NAMES.get(node.id)
+        elif isinstance(node, ast.Constant) and type(node.value) is str:
+            text = node.value
+            kind = _ATTRIBUTES.get(text) or _module_finding(text)
+        if kind:
+            found.append((filename, getattr(node, "lineno", 1), kind))
+    return found
+
+
+def scan(folder: Path) -> list[tuple[str, int, str]]:
+    """Findings in the problem modules of ``folder`` (the files a worker can import), by file
+    and line; every module counts for every problem, since all of them share one process."""
+    found = []
+    for problem in PROBLEMS:
+        path = Path(folder) / f"{problem}.py"
+        try:
+            if path.is_file() and path.stat().st_size <= 4 << 20:
+                found += scan_source(path.read_text(errors="replace"), path.name)
+        except OSError:
+            continue
+    return sorted(set(found))
+
+
+def verdict(found: list[tuple[str, int, str]]) -> str:
+    """The one line a "how" test fails with; "" when nothing was found."""
+    if not found:
+        return ""
+    kinds = list(dict.fromkeys(kind for _, _, kind in found))
+    where = ", ".join(f"{name}:{line}" for name, line, _ in found[:4]) + (
+        f" and {len(found) - 4} more" if len(found) > 4 else "")
+    return (f"not checked: how your code works cannot be verified, because your modules use "
+            f"{' and '.join(kinds)} ({where}): {WHY[kinds[0]]}. Checks of how the work is done "
+            f"score 0 while that code is there; remove it to earn them")
+
+
+class Instrumentation:
+    """The worker's own look around each "how" probe: its seam unchanged (every function, class
+    and list of every seam module, by identity, as it was before any student module was
+    imported), no thread left running that was not there before the call, no profiler or tracer
+    installed by it."""
+
+    def __init__(self):
+        self.seam = self._fingerprint()
+
+    @staticmethod
+    def _fingerprint() -> dict:
+        return {(name, key): id(value) for name, module in list(sys.modules.items())
+                if name == "seam" or name.startswith("seam.")
+                for key, value in list(vars(module).items()) if callable(value) or type(value) is list}
+
+    def before(self) -> tuple:
+        return threading.active_count(), sys.getprofile(), sys.gettrace()
+
+    def broken(self, before: tuple) -> str:
+        """What the call changed, or ""."""
+        now = self._fingerprint()
+        changed = sorted(f"{m}.{k}" for (m, k), v in self.seam.items() if now.get((m, k)) != v)
+        if changed:
+            return f"the grader's probes were changed ({', '.join(changed[:3])})"
+        threads, profile, trace = before
+        if threading.active_count() > threads:
+            return f"{threading.active_count() - threads} thread(s) it started were still running"
+        if (sys.getprofile(), sys.gettrace()) != (profile, trace):
+            return "a profiler or tracer was installed"
+        return ""

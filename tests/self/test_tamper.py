@@ -1,0 +1,238 @@
+"""Checks of how the work is done (tests marked ``how``) against the ways a submission could blind
+them (seam/tamper.py; red team #11): each technique, used by a forbidden round_to (PyTorch's own
+cast) to hide that cast from the probe, makes the "how" test fail with one line naming it, while
+every other test grades as before. The red team's probe forgery scores no "how" point."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.gradebook import read_json
+from grader.paths import REFERENCE, ROOT
+from grader.rubric import collect
+from seam.tamper import TECHNIQUES, Instrumentation, scan, scan_source, verdict
+
+# round_to with PyTorch's cast for the formats torch has (forbidden), the cast made by BLIND.
+FORBIDDEN_ROUND_TO = '''
+
+_round_to_reference = round_to
+def _torch_cast(x, fmt):
+    return x.float().to(TORCH_DTYPES[fmt.name]).float()
+def round_to(x, fmt):
+    if isinstance(x, torch.Tensor) and fmt.name in TORCH_DTYPES and fmt.name != "FP32" \\
+            and x.dtype in (torch.float32, torch.float64):
+        _check_format(fmt)
+        return BLIND(lambda: _torch_cast(x, fmt))
+    return _round_to_reference(x, fmt)
+'''
+
+# technique -> BLIND: the first four really hide the cast from the probe (graded at 1771fa5, each
+# of them scored dtypes 21/21, the unblinded cast 20/21); the others are the remaining listed
+# ways to switch a probe's hooks off, shown as detected.
+BLINDS = {
+    "threads": '''
+import threading
+def BLIND(cast):  # torch's mode stacks are per thread: the probe's modes do not see this one
+    out = []
+    worker = threading.Thread(target=lambda: out.append(cast()))
+    worker.start()
+    worker.join()
+    return out[0]
+''',
+    "torch internals": '''
+from torch.utils._python_dispatch import _disable_current_modes
+def BLIND(cast):
+    with torch._C.DisableTorchFunction(), _disable_current_modes():
+        return cast()
+''',
+    "frames": '''
+import sys
+def BLIND(cast):  # the probe's list of casts seen, emptied through its frame
+    out = cast()
+    seen = sys._getframe(2).f_locals.get("seen")
+    if isinstance(seen, list):
+        seen.clear()
+    return out
+''',
+    "seam": '''
+import seam.probes as _probes
+def BLIND(cast):
+    return cast()
+def _unwatched(c, x, fmt):
+    return c.module("dtypes").round_to(x, fmt), False, []
+_probes.round_to_watched = _unwatched
+''',
+    "profilers": '''
+import sys
+def BLIND(cast):
+    sys.setprofile(None)
+    return cast()
+''',
+    "ctypes": '''
+import ctypes
+def BLIND(cast):
+    ctypes.pythonapi.PyEval_SetProfile(None, None)
+    return cast()
+''',
+    "memory mapping": '''
+import mmap
+def BLIND(cast):
+    return cast()  # (madvise(MADV_DONTNEED) before the grader reads /proc/self/smaps)
+''',
+    "dynamic code": '''
+def BLIND(cast):
+    getattr(__import__("sy" + "s"), "setpro" + "file")(None)
+    return cast()
+''',
+}
+HOW_TEST = "round_to rounds by itself"
+
+
+def test_every_technique_of_the_trust_model_has_a_case_here():
+    assert set(BLINDS) == set(TECHNIQUES)
+
+
+@pytest.mark.parametrize("kind", sorted(BLINDS))
+def test_the_static_look_names_each_technique(kind):
+    found = scan_source(BLINDS[kind], "dtypes.py")
+    assert kind in {k for _, _, k in found}, found
+    line = verdict(found)
+    assert line.startswith("not checked:") and "dtypes.py:" in line and "\n" not in line
+
+
+def test_the_static_look_passes_what_students_write():
+    """The reference, the stubs and every alternative solution: nothing found (a false alarm
+    would cost an honest student the "how" points)."""
+    assert scan(REFERENCE) == [] and scan(ROOT / "student_stubs") == []
+    for path in sorted(p for p in (ROOT / "tests/self/alternatives").glob("*.py") if p.name != "__init__.py"):
+        assert scan_source(path.read_text(), path.name) == [], path.name
+
+
+def test_the_static_look_sees_names_hidden_in_strings_and_imports():
+    assert scan_source('import importlib\nm = importlib.import_module("seam.probes")\n', "x.py")
+    assert {k for *_, k in scan_source('getattr(sys, "_getframe")(0)\n', "x.py")} == {"frames"}
+    assert {k for *_, k in scan_source("from torch import _C\n", "x.py")} == {"torch internals"}
+    assert {k for *_, k in scan_source("import os\nos.fork()\n", "x.py")} == {"threads"}
+    assert scan_source("def broken(:\n", "x.py") == []  # does not import either: its own failure
+
+
+def test_the_worker_sees_its_instrumentation_change():
+    import seam.probes.training as training
+    look = Instrumentation()
+    before = look.before()
+    assert look.broken(before) == ""
+    real = training._mapped_bytes
+    training._mapped_bytes = lambda path: 0
+    try:
+        assert "seam.probes.training._mapped_bytes" in look.broken(before)
+    finally:
+        training._mapped_bytes = real
+    import threading
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert "thread" in look.broken(before)
+    finally:
+        stop.set()
+        thread.join()
+    previous = sys.getprofile()
+    sys.setprofile(lambda *a: None)
+    try:
+        assert "profiler" in look.broken(before)
+    finally:
+        sys.setprofile(previous)
+    assert look.broken(before) == ""
+
+
+def _batch(klass: Path, out: Path, only: str) -> None:
+    proc = subprocess.run([sys.executable, "-m", "grader", "batch", klass, "--out", out, "--jobs", "1",
+                           "--only", only, "--gpu", "skip"], capture_output=True, text=True, cwd=ROOT,
+                          timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """One batch of dtypes-only submissions: the honest reference, the forbidden cast unblinded
+    (the control: the "how" test catches it by itself) and the cast under each technique."""
+    root = tmp_path_factory.mktemp("tamper")
+    klass = root / "class"
+    dtypes = (REFERENCE / "dtypes.py").read_text()
+    (klass / "honest").mkdir(parents=True)
+    (klass / "honest" / "dtypes.py").write_text(dtypes)
+    (klass / "unblinded").mkdir()
+    (klass / "unblinded" / "dtypes.py").write_text(dtypes + "\ndef BLIND(cast):\n    return cast()\n"
+                                                   + FORBIDDEN_ROUND_TO)
+    for kind, code in BLINDS.items():
+        folder = klass / kind.replace(" ", "-")
+        folder.mkdir()
+        (folder / "dtypes.py").write_text(dtypes + code + FORBIDDEN_ROUND_TO)
+    _batch(klass, root / "out", "dtypes")
+    return {d.name: read_json(d / "results.json") for d in (root / "out" / "students").iterdir()}
+
+
+def _how(results: dict) -> dict:
+    [test] = [t for t in results["tests"] if HOW_TEST in t["name"]]
+    return test
+
+
+def test_control_the_how_test_catches_the_cast_by_itself(graded):
+    honest, unblinded = graded["honest"], graded["unblinded"]
+    assert _how(honest)["status"] == "passed"
+    assert _how(unblinded)["status"] == "failed" and "PyTorch casts" in _how(unblinded)["output"]
+    assert unblinded["score"] == honest["score"] - _how(honest)["max_score"]
+
+
+@pytest.mark.parametrize("kind", sorted(BLINDS))
+def test_each_technique_fails_the_how_test_with_one_line_naming_it(graded, kind):
+    results, honest = graded[kind.replace(" ", "-")], graded["honest"]
+    test = _how(results)
+    assert test["status"] == "failed" and test["output"].startswith("not checked:"), test["output"][:300]
+    assert kind in test["output"] and "dtypes.py:" in test["output"] and "\n" not in test["output"]
+    assert results["score"] == honest["score"] - test["max_score"], "only the how test may change"
+
+
+def test_the_red_teams_probe_forgery_earns_no_how_point(tmp_path):
+    """The three forbidden shortcuts (a torch cast in round_to, np.asarray of the whole memmap,
+    weights_only=False) score 35/39; patching the probes on top gave 39/39 at 1771fa5. Now every
+    "how" test of the forgery fails with the line, and every other test scores as unforged."""
+    forbidden = (REFERENCE / "training.py").read_text()
+    forbidden = forbidden.replace("np.asarray(data[index], dtype=np.int64)", "np.asarray(data, dtype=np.int64)[index]")
+    forbidden = forbidden.replace('map_location="cpu", weights_only=True)\n', 'map_location="cpu", weights_only=False)\n')
+    assert forbidden.count("weights_only=False)\n") == 1 and "np.asarray(data, dtype" in forbidden
+    reference = (REFERENCE / "dtypes.py").read_text()
+    forge = {"dtypes.py": BLINDS["seam"], "training.py": '''
+import seam.probes as _probes
+import seam.probes.training as _pt
+_pt._mapped_bytes = lambda path: 0
+_load_checkpoint_unsafe = load_checkpoint
+def load_checkpoint(*args, **kwargs):
+    step = _load_checkpoint_unsafe(*args, **kwargs)
+    _pt._UNPICKLED.clear()
+    return step
+'''}
+    klass = tmp_path / "class"
+    for name in ("forbidden", "forged"):
+        (klass / name).mkdir(parents=True)
+        blind = forge["dtypes.py"] if name == "forged" else "\ndef BLIND(cast):\n    return cast()\n"
+        (klass / name / "dtypes.py").write_text(reference + blind + FORBIDDEN_ROUND_TO)
+        (klass / name / "training.py").write_text(forbidden + (forge["training.py"] if name == "forged" else ""))
+    _batch(klass, tmp_path / "out", "dtypes,training")
+    results = {n: read_json(tmp_path / "out" / "students" / n / "results.json") for n in ("forbidden", "forged")}
+    how = {t["name"] for t in results["forbidden"]["tests"] if t["name"] in _how_names()}
+    assert results["forbidden"]["score"] == 35 and sum(t["max_score"] for t in results["forbidden"]["tests"]) == 39
+    for t_forbidden, t_forged in zip(results["forbidden"]["tests"], results["forged"]["tests"]):
+        assert t_forbidden["name"] == t_forged["name"]
+        if t_forged["name"] in how:
+            assert t_forged["status"] == "failed" and t_forged["output"].startswith("not checked:"), t_forged
+            assert "seam" in t_forged["output"]
+        else:
+            assert t_forged["score"] == t_forbidden["score"], t_forged["name"]
+    assert results["forged"]["score"] <= results["forbidden"]["score"]
+
+
+def _how_names() -> set[str]:
+    return {f"{f.problem}: {f.title}" for f in collect() if f.how}
