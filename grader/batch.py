@@ -137,7 +137,7 @@ def batch(submissions: Path, out: Path, jobs: int = 1, shard: str | None = None,
         slice_ = resolve(shard, shard_count)
         uploads, notes = discover(submissions, exclude=(out,))
     except (RosterError, ShardError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {one_line(e)}", file=sys.stderr)  # it may name uploads
         return 2
     the_pass = {"gpu": gpu, "only": problems}
     clash = _check_pass(out, the_pass)

@@ -145,8 +145,9 @@ def _fallback(out: Path, why: str, started: float) -> None:
     """A report even when grading itself failed: the student sees a clear message, not
     Gradescope's "the autograder failed to produce output"."""
     from .report import write_atomically
+    from .text import one_line
     write_atomically({"score": 0.0, "execution_time": round(time.monotonic() - started, 3),
-                      "output": f"The autograder could not grade this submission: {why}. "
+                      "output": f"The autograder could not grade this submission: {one_line(why)}. "
                                 "This is not your fault; please tell the course staff.",
                       "tests": []}, out)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from .gradebook import (BATCH, RESULTS, STATUSES, STUDENT, pass_label, read_json, student_dirs, student_folder,
                         write_bytes_atomically, write_gradebook, write_json)
 from .report import validate, write_atomically
+from .text import one_line
 
 
 class MergeError(ValueError):
@@ -129,7 +130,7 @@ def merge(inputs: list[Path], out: Path) -> int:
             raise MergeError(f"--out {out} already holds other students ({_names(strangers)})")
         merged = {key: _join_student(key, folders) for key, folders in sorted(joined.items())}
     except (MergeError, OSError, ValueError, KeyError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {one_line(e)}", file=sys.stderr)  # it names uploads
         return 2
     for key, (record, results) in merged.items():
         dest = student_folder(out, key)

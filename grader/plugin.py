@@ -30,11 +30,21 @@ class Fact:
     outcome: str = "failed"    # "passed" | "failed" | "not_run"
     message: str = ""
     needs_peak: bool = False   # marker gpu_peak: an MFU test, needs the GPU in the peak table
-    how: bool = False          # marker how: checks how the work is done (seam/tamper.py)
+    how: str = ""              # marker how: checks how the work is done (seam/tamper.py): "detected",
+                               # or "caught" (how("caught"): the grader reads it from outside)
     counted: bool = True       # False: reported in the summary, left out of the total
     index: int | None = None   # k in the test's number <problem>.<k>, counted over every
                                # collected test, so a --gpu skip and a --gpu only pass number
                                # their tests as one full run does (merge relies on it)
+
+
+def _how(item) -> str:
+    marker = item.get_closest_marker("how")
+    if marker is None:
+        return ""
+    if marker.args not in ((), ("caught",)):
+        raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.how takes no argument or 'caught'")
+    return marker.args[0] if marker.args else "detected"
 
 
 def fact_for(item) -> Fact:
@@ -53,7 +63,7 @@ def fact_for(item) -> Fact:
                 visibility="visible" if kind == "public" else "after_published",
                 gpu=item.get_closest_marker("gpu") is not None,
                 needs_peak=item.get_closest_marker("gpu_peak") is not None,
-                how=item.get_closest_marker("how") is not None)
+                how=_how(item))
 
 
 def failure_text(excinfo, longrepr=None) -> str:

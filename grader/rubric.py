@@ -75,10 +75,13 @@ def how_table(facts) -> str:
     """The trust model's tables: every test marked ``how`` with its points, then each technique
     that could blind them and how the grader sees it (seam/tamper.py)."""
     how = sorted((f for f in facts if f.how), key=lambda f: problem_number(f.problem))
-    lines = ["| # | a check of how the work is done | points |", "|---|---|---|"]
+    verdicts = {"detected": "detected: a technique below fails it",
+                "caught": "caught: the grader reads the worker's /proc/<pid>/smaps itself "
+                          "(detected where it may not)"}
+    lines = ["| # | a check of how the work is done | points | verdict |", "|---|---|---|---|"]
     lines += [f"| {problem_number(f.problem)} | {f.problem}: {f.title}{' (GPU)' if f.gpu else ''} "
-              f"| {f.points:g} |" for f in how]
-    lines += [f"| | **{len(how)} tests** | **{sum(f.points for f in how):g}** |", "",
+              f"| {f.points:g} | {verdicts[f.how]} |" for f in how]
+    lines += [f"| | **{len(how)} tests** | **{sum(f.points for f in how):g}** | |", "",
               "| technique | why it could blind them | verdict: detected by |", "|---|---|---|"]
     lines += [f"| {kind} | {why} | {seen} |" for kind, (why, seen) in TECHNIQUES.items()]
     return "\n".join(lines)

@@ -31,7 +31,7 @@ from .cgroup import BASELINE_BYTES, Group
 from .limits import GIB, Limits
 from .submission import too_large
 from .paths import ROOT, SEAM
-from seam import Impl, SandboxFailure, codec, frames
+from seam import Impl, SandboxFailure, codec, frames, smaps
 from seam.problems import PROBLEMS
 from seam.probes import problem_of
 
@@ -319,20 +319,30 @@ class Zygote:
 WATCH_POLL = 0.25  # seconds between two measurements of a scratch folder, or of a sandbox's memory
 
 
-def _tree_bytes(top: int) -> int:
-    """Memory held by ``top`` and its descendants (each page shared by n of them counted 1/n)."""
-    total, todo, seen = 0, [top], set()
+def _descendants(top: int) -> list[int]:
+    """``top`` and every process below it, from /proc (those that vanish meanwhile left out)."""
+    found, todo = [], [top]
     while todo:
         pid = todo.pop()
-        if pid in seen:
+        if pid in found:
             continue
-        seen.add(pid)
+        found.append(pid)
         try:
-            with open(f"/proc/{pid}/smaps_rollup") as f:
-                total += next((int(line.split()[1]) for line in f if line.startswith("Pss:")), 0) * 1024
             for tid in os.listdir(f"/proc/{pid}/task"):
                 with open(f"/proc/{pid}/task/{tid}/children") as f:
                     todo += [int(c) for c in f.read().split()]
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def _tree_bytes(top: int) -> int:
+    """Memory held by ``top`` and its descendants (each page shared by n of them counted 1/n)."""
+    total = 0
+    for pid in _descendants(top):
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                total += next((int(line.split()[1]) for line in f if line.startswith("Pss:")), 0) * 1024
         except (OSError, ValueError):
             continue
     return total
@@ -441,6 +451,15 @@ class Sandbox(Impl):
         self.zygote.drop_worker_log()
         if self.owns_zygote:
             self.zygote.close()
+
+    def resident_bytes(self, device: int, inode: int) -> int | None:
+        """Read by the grader in /proc/<pid>/smaps of the sandbox's processes (the worker keeps
+        the probe's mapping until its next request): no code of the student's takes part."""
+        if self.zygote.proc is None:
+            return None
+        readings = [smaps.resident_bytes(pid, device, inode) for pid in _descendants(self.zygote.proc.pid)]
+        readable = [r for r in readings if r is not None]
+        return sum(readable) if readable else None
 
     # -- protocol -------------------------------------------------------------------------
     def _wait(self, fd: int, deadline: float, doing: str, writing: bool = False):

@@ -15,7 +15,7 @@ ValueError/IndexError/... by name, anything else as ``SubmissionError``.
 
 from pathlib import Path
 
-from . import codec
+from . import codec, smaps
 from .callee import EXPECTED, Callee
 from .codec import Struct
 from .problems import PROBLEMS
@@ -62,6 +62,12 @@ class Impl:
         if self._unverifiable is None:
             self._unverifiable = verdict(scan(self.folder)) if self.folder else ""
         return self._unverifiable
+
+    def resident_bytes(self, device: int, inode: int) -> int | None:
+        """The resident bytes of the implementation's mappings of a file (a probe's memmap, still
+        mapped: see probes/training.py), read from outside its process where that is possible;
+        None where it is not (the caller then has only the probe's own reading)."""
+        return None
 
     def __getattr__(self, name):
         if name in PROBLEMS or name == "probes":
@@ -191,6 +197,9 @@ class InProcess(Impl):
         self.memo = memo
         self._memo_folder = str(self.folder.resolve())  # the memo's key: which code answered
         self.callee = Callee(self.folder, package, typecheck=typecheck, shown_as=_shown_as(self.folder))
+
+    def resident_bytes(self, device: int, inode: int) -> int | None:
+        return smaps.resident_bytes("self", device, inode)  # (one process: the same reading)
 
     def _send(self, request: dict) -> dict:
         text = codec.dumps(request)

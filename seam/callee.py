@@ -92,6 +92,7 @@ class Callee:
         self._failed: dict[str, str] = {}
         self.instrumentation = Instrumentation()  # before any student module is imported
         self.unverifiable = ""
+        self.kept: list = []  # what a probe keeps alive until the next request (a memmap to be read)
 
     def module(self, problem: str) -> ModuleType:
         """Import ``<package>.<problem>`` once; a failure is remembered and re-reported."""
@@ -155,6 +156,7 @@ class Callee:
             self.unverifiable = self.unverifiable or self.instrumentation.broken(before)
 
     def handle(self, request) -> dict:
+        self.kept.clear()
         response = self._handle(request)
         if self.unverifiable:
             response["unverifiable"] = self.unverifiable[:500]

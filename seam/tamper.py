@@ -37,7 +37,7 @@ TECHNIQUES = {
     "frames": ("frame access (sys._getframe, f_locals, inspect, gc) can edit a probe's state",
                "static: _getframe, f_locals, f_globals, f_back, tb_frame, __globals__, inspect, gc"),
     "memory mapping": ("madvise / munmap / mmap can drop pages before the grader reads /proc",
-                       "static: madvise, munmap, mmap"),
+                       "static: madvise, munmap, mmap, a memmap's _mmap"),
     "dynamic code": ("exec / eval / __import__ / importlib / sys.modules can hide all of the above",
                      "static: exec, eval, compile, __import__, importlib, builtins, sys.modules, "
                      "__subclasses__, __code__, and any string naming one of the above"),
@@ -61,7 +61,7 @@ _ATTRIBUTES = {  # x.<name>, or the string "<name>" (getattr(x, "name"))
     "PyEval_SetTrace": "ctypes", "_getframe": "frames", "f_locals": "frames", "f_globals": "frames",
     "f_back": "frames", "tb_frame": "frames", "gi_frame": "frames", "cr_frame": "frames",
     "__globals__": "frames", "currentframe": "frames", "get_referrers": "frames",
-    "madvise": "memory mapping", "munmap": "memory mapping",
+    "madvise": "memory mapping", "munmap": "memory mapping", "_mmap": "memory mapping",
     "__builtins__": "dynamic code", "__import__": "dynamic code", "__code__": "dynamic code",
     "__subclasses__": "dynamic code", "__torch_function__": "torch internals",
     "__torch_dispatch__": "torch internals", "overrides": "torch internals",

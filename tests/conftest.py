@@ -38,7 +38,8 @@ def pytest_configure(config):
                                        "table (otherwise not run and not counted)")
     config.addinivalue_line("markers", "time_limit(seconds): wall-clock limit for this test when graded")
     config.addinivalue_line("markers", "how: checks how the work is done, measured in the student's process "
-                                       "(seam/tamper.py): fails where the submission could blind it")
+                                       "(seam/tamper.py): fails where the submission could blind it; "
+                                       "how('caught'): the grader takes the reading from outside that process")
     for problem in PROBLEMS:  # `pytest -m adamw_accounting` selects exactly that problem's tests
         config.addinivalue_line("markers", f"{problem}: problem {problem_number(problem)}'s tests")
     config.stash[_RESULTS] = {}

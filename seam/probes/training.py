@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 from . import probe
+from .. import smaps
 
 D_IN, HIDDEN = 12, 16
 LR, WEIGHT_DECAY = 1e-2, 0.1
@@ -142,39 +143,23 @@ def get_batch_reproducibility(c, n: int, batch_size: int, context_length: int, s
     return out
 
 
-def _mapped_bytes(path: str) -> int | None:
-    """Resident bytes of this process's mappings of ``path`` (Linux /proc/self/smaps), or None
-    where the platform has no smaps. Counts the pages mapped into this process: a fresh
-    mapping starts at 0 and grows as pages are touched."""
-    real = os.path.realpath(path)
-    try:
-        lines = Path("/proc/self/smaps").read_text().splitlines()
-    except OSError:
-        return None
-    total, inside = 0, False
-    for line in lines:
-        fields = line.split(maxsplit=5)
-        if fields and "-" in fields[0] and len(fields) >= 5 and ":" in fields[3]:
-            inside = len(fields) == 6 and fields[5].strip() == real
-        elif inside and fields and fields[0] == "Rss:":
-            total += int(fields[1]) * 1024
-    return total
-
-
 @probe("training", calls="get_batch", how="get_batch reads only the sampled windows of the memmap (resident pages)")
 def get_batch_pages_touched(c, n: int, batch_size: int, context_length: int, seed: int) -> dict:
-    """How much of a large uint32 memmap get_batch maps into memory (resident bytes)."""
+    """How much of a large uint32 memmap get_batch maps into memory (resident bytes, read here
+    before and after the call). The memmap stays mapped until the next request (``c.kept``), so
+    the trusted side can read the same mapping from outside: ``Impl.resident_bytes(*mapping)``."""
     mod = c.module("training")
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as folder:
         path = os.path.join(folder, "big_tokens.bin")
         np.arange(n, dtype=np.uint32).tofile(path)
         data = np.memmap(path, dtype=np.uint32, mode="r", shape=(n,))
-        before = _mapped_bytes(path)
+        mapping = smaps.identity(path)
+        before = smaps.resident_bytes("self", *mapping)
         x, y = mod.get_batch(data, batch_size, context_length, "cpu",
                              generator=torch.Generator().manual_seed(seed))
-        after = _mapped_bytes(path)
-        del data
-    return {"file_bytes": 4 * n, "before": before, "after": after, "x": x, "y": y}
+        after = smaps.resident_bytes("self", *mapping)
+        c.kept.append(data)
+    return {"file_bytes": 4 * n, "before": before, "after": after, "mapping": mapping, "x": x, "y": y}
 
 
 # --------------------------------------------------------------------------- train_step

@@ -91,7 +91,7 @@ def test_get_batch_starts_uniform(impl):
 
 
 @pytest.mark.points(1)
-@pytest.mark.how
+@pytest.mark.how("caught")
 def test_get_batch_reads_only_windows(impl):
     """on a 32 MiB memmap, get_batch maps only its windows into memory, never the whole file"""
     n, B, T = 8 * 2**20, 2, 64
@@ -99,12 +99,15 @@ def test_get_batch_reads_only_windows(impl):
     [got] = check_cases(impl, "probes.get_batch_pages_touched", [case(
         n=n, batch_size=B, context_length=T, seed=11, want=Windows(np.arange(n, dtype=np.uint32), B, T), what=what)],
         compare=expect_windows)
-    if got["after"] is None:
+    # The file's resident pages in the implementation's process, from /proc/<pid>/smaps: read by
+    # the grader from outside where it may (nothing the student's code does can change that
+    # reading; a fresh mapping starts at 0), else by the probe before and after the call.
+    outside = impl.resident_bytes(*got["mapping"])
+    if outside is None and got["after"] is None:
         fail(f"{what}: could not read /proc/self/smaps", None, "a Linux grader",
              "this check measures the memmap's resident pages; it runs on the (Linux) grader")
-    touched = got["after"] - got["before"]
-    # The file's resident pages in this process, from /proc/self/smaps, before and after the
-    # call. Reading B windows of T + 1 tokens touches at most 2 pages per window; a page here is
+    touched = outside if outside is not None else got["after"] - got["before"]
+    # Reading B windows of T + 1 tokens touches at most 2 pages per window; a page here is
     # at most one 2 MiB folio (large page-cache folios / huge pages on x86-64), so a correct
     # get_batch maps <= 2 · B · 2 MiB = 8 MiB. Converting the whole memmap (np.asarray(data,
     # dtype=np.int64), torch.tensor(data), data.astype(...)) maps all 32 MiB. Threshold: half.

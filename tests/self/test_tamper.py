@@ -87,6 +87,7 @@ def BLIND(cast):
     return cast()
 ''',
 }
+BLINDING = ("threads", "torch internals", "frames", "seam")  # those that really hide the cast
 HOW_TEST = "round_to rounds by itself"
 
 
@@ -119,16 +120,16 @@ def test_the_static_look_sees_names_hidden_in_strings_and_imports():
 
 
 def test_the_worker_sees_its_instrumentation_change():
-    import seam.probes.training as training
+    import seam.smaps as smaps
     look = Instrumentation()
     before = look.before()
     assert look.broken(before) == ""
-    real = training._mapped_bytes
-    training._mapped_bytes = lambda path: 0
+    real = smaps.resident_bytes
+    smaps.resident_bytes = lambda *a: 0
     try:
-        assert "seam.probes.training._mapped_bytes" in look.broken(before)
+        assert "seam.smaps.resident_bytes" in look.broken(before)
     finally:
-        training._mapped_bytes = real
+        smaps.resident_bytes = real
     import threading
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
@@ -166,7 +167,8 @@ def graded(tmp_path_factory):
     (klass / "unblinded").mkdir()
     (klass / "unblinded" / "dtypes.py").write_text(dtypes + "\ndef BLIND(cast):\n    return cast()\n"
                                                    + FORBIDDEN_ROUND_TO)
-    for kind, code in BLINDS.items():
+    for kind in BLINDING:  # (the other techniques meet the same gate: the static look names them)
+        code = BLINDS[kind]
         folder = klass / kind.replace(" ", "-")
         folder.mkdir()
         (folder / "dtypes.py").write_text(dtypes + code + FORBIDDEN_ROUND_TO)
@@ -186,8 +188,8 @@ def test_control_the_how_test_catches_the_cast_by_itself(graded):
     assert unblinded["score"] == honest["score"] - _how(honest)["max_score"]
 
 
-@pytest.mark.parametrize("kind", sorted(BLINDS))
-def test_each_technique_fails_the_how_test_with_one_line_naming_it(graded, kind):
+@pytest.mark.parametrize("kind", BLINDING)
+def test_each_blinding_technique_fails_the_how_test_with_one_line_naming_it(graded, kind):
     results, honest = graded[kind.replace(" ", "-")], graded["honest"]
     test = _how(results)
     assert test["status"] == "failed" and test["output"].startswith("not checked:"), test["output"][:300]
@@ -207,7 +209,7 @@ def test_the_red_teams_probe_forgery_earns_no_how_point(tmp_path):
     forge = {"dtypes.py": BLINDS["seam"], "training.py": '''
 import seam.probes as _probes
 import seam.probes.training as _pt
-_pt._mapped_bytes = lambda path: 0
+_pt._mapped_bytes = lambda path: 0  # (the red team's: the reading is now the grader's, elsewhere)
 _load_checkpoint_unsafe = load_checkpoint
 def load_checkpoint(*args, **kwargs):
     step = _load_checkpoint_unsafe(*args, **kwargs)
@@ -236,3 +238,30 @@ def load_checkpoint(*args, **kwargs):
 
 def _how_names() -> set[str]:
     return {f"{f.problem}: {f.title}" for f in collect() if f.how}
+
+
+def test_the_memmap_reading_is_the_graders_own(tmp_path):
+    """A get_batch that converts the whole memmap and forges the probe's own reading (0 bytes)
+    is still read at 32 MiB: the grader reads the worker's /proc/<pid>/smaps itself (the static
+    look would also name the forgery; it is not asked here: the sandbox is called directly)."""
+    from grader.isolation import Isolation
+    from grader.limits import Limits
+    from grader.sandbox import Sandbox
+    sub = tmp_path / "forger"
+    sub.mkdir()
+    (sub / "training.py").write_text((REFERENCE / "training.py").read_text().replace(
+        "np.asarray(data[index], dtype=np.int64)", "np.asarray(data, dtype=np.int64)[index]")
+        + "\nimport seam.smaps as _smaps\n_smaps.resident_bytes = lambda *a: 0\n")
+    n = 8 * 2**20
+    for folder, low in ((REFERENCE, True), (sub, False)):
+        box = Sandbox(folder, Limits(time_per_test=60), isolation=Isolation.detect("auto"))
+        try:
+            got = box.call("probes.get_batch_pages_touched", n=n, batch_size=2, context_length=64, seed=11)
+            outside = box.resident_bytes(*got["mapping"])
+        finally:
+            box.close()
+        assert outside is not None, "the grader could not read the worker's smaps here"
+        if low:
+            assert outside <= 8 << 20
+        else:
+            assert got["after"] == 0 and outside >= 4 * n, (got["after"], outside)
