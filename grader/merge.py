@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .gradebook import (BATCH, RESULTS, STATUSES, STUDENT, pass_label, read_json, student_dirs, student_folder,
                         write_bytes_atomically, write_gradebook, write_json)
-from .report import validate, write_atomically
+from .report import score_line, validate, write_atomically
 from .text import one_line
 
 
@@ -59,8 +59,7 @@ def join_results(key: str, parts: list[tuple[str, dict]]) -> dict:
                   if not line.startswith("Score:") and line not in lines]
     tests.sort(key=_number)
     score = sum(t["score"] for t in tests)
-    total = sum(t["max_score"] for t in tests)
-    summary = [f"Score: {score:g}/{total:g}", *lines,
+    summary = [score_line(tests), *lines,  # the score line of one grade of the same tests
                "joined from the passes: " + ", ".join(label for label, _ in parts)]
     merged = {"score": score, "execution_time": round(sum(r["execution_time"] for _, r in parts), 3),
               "output": "\n".join(summary), "tests": tests}

@@ -225,6 +225,7 @@ def test_cpu_pass_and_gpu_pass_merge_into_one_full_grade(tmp_path):
     gpu_tests = read_json(gpu_out / "students" / "ada" / "results.json")["tests"]
     assert cpu_tests and gpu_tests and not {t["number"] for t in cpu_tests} & {t["number"] for t in gpu_tests}
     assert got["tests"] == want["tests"] and got["score"] == want["score"]
+    assert got["output"].splitlines()[0] == want["output"].splitlines()[0]  # one score line, one code
     assert set(read_json(merged / "students" / "ada" / "student.json")["passes"][i]["gpu"] for i in (0, 1)) == {"skip", "only"}
     assert sorted(p.name for p in (merged / "students" / "ada").glob("pytest-*.json")) == \
         [f"pytest-gpu-only-{problem}.json", f"pytest-gpu-skip-{problem}.json"]

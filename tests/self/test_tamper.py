@@ -155,58 +155,11 @@ def _batch(klass: Path, out: Path, only: str) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """One batch of dtypes-only submissions: the honest reference, the forbidden cast unblinded
-    (the control: the "how" test catches it by itself) and the cast under each technique."""
-    root = tmp_path_factory.mktemp("tamper")
-    klass = root / "class"
-    dtypes = (REFERENCE / "dtypes.py").read_text()
-    (klass / "honest").mkdir(parents=True)
-    (klass / "honest" / "dtypes.py").write_text(dtypes)
-    (klass / "unblinded").mkdir()
-    (klass / "unblinded" / "dtypes.py").write_text(dtypes + "\ndef BLIND(cast):\n    return cast()\n"
-                                                   + FORBIDDEN_ROUND_TO)
-    for kind in BLINDING:  # (the other techniques meet the same gate: the static look names them)
-        code = BLINDS[kind]
-        folder = klass / kind.replace(" ", "-")
-        folder.mkdir()
-        (folder / "dtypes.py").write_text(dtypes + code + FORBIDDEN_ROUND_TO)
-    _batch(klass, root / "out", "dtypes")
-    return {d.name: read_json(d / "results.json") for d in (root / "out" / "students").iterdir()}
-
-
-def _how(results: dict) -> dict:
-    [test] = [t for t in results["tests"] if HOW_TEST in t["name"]]
-    return test
-
-
-def test_control_the_how_test_catches_the_cast_by_itself(graded):
-    honest, unblinded = graded["honest"], graded["unblinded"]
-    assert _how(honest)["status"] == "passed"
-    assert _how(unblinded)["status"] == "failed" and "PyTorch casts" in _how(unblinded)["output"]
-    assert unblinded["score"] == honest["score"] - _how(honest)["max_score"]
-
-
-@pytest.mark.parametrize("kind", BLINDING)
-def test_each_blinding_technique_fails_the_how_test_with_one_line_naming_it(graded, kind):
-    results, honest = graded[kind.replace(" ", "-")], graded["honest"]
-    test = _how(results)
-    assert test["status"] == "failed" and test["output"].startswith("not checked:"), test["output"][:300]
-    assert kind in test["output"] and "dtypes.py:" in test["output"] and "\n" not in test["output"]
-    assert results["score"] == honest["score"] - test["max_score"], "only the how test may change"
-
-
-def test_the_red_teams_probe_forgery_earns_no_how_point(tmp_path):
-    """The three forbidden shortcuts (a torch cast in round_to, np.asarray of the whole memmap,
-    weights_only=False) score 35/39; patching the probes on top gave 39/39 at 1771fa5. Now every
-    "how" test of the forgery fails with the line, and every other test scores as unforged."""
-    forbidden = (REFERENCE / "training.py").read_text()
-    forbidden = forbidden.replace("np.asarray(data[index], dtype=np.int64)", "np.asarray(data, dtype=np.int64)[index]")
-    forbidden = forbidden.replace('map_location="cpu", weights_only=True)\n', 'map_location="cpu", weights_only=False)\n')
-    assert forbidden.count("weights_only=False)\n") == 1 and "np.asarray(data, dtype" in forbidden
-    reference = (REFERENCE / "dtypes.py").read_text()
-    forge = {"dtypes.py": BLINDS["seam"], "training.py": '''
+# The red team's probe forgery (#11): three forbidden shortcuts (the cast in round_to, np.asarray
+# of the whole memmap, weights_only=False), then 12 lines patching seam.probes in the worker.
+FORBIDDEN_TRAINING = (("np.asarray(data[index], dtype=np.int64)", "np.asarray(data, dtype=np.int64)[index]"),
+                      ('map_location="cpu", weights_only=True)\n', 'map_location="cpu", weights_only=False)\n'))
+FORGE_TRAINING = '''
 import seam.probes as _probes
 import seam.probes.training as _pt
 _pt._mapped_bytes = lambda path: 0  # (the red team's: the reading is now the grader's, elsewhere)
@@ -215,29 +168,78 @@ def load_checkpoint(*args, **kwargs):
     step = _load_checkpoint_unsafe(*args, **kwargs)
     _pt._UNPICKLED.clear()
     return step
-'''}
-    klass = tmp_path / "class"
-    for name in ("forbidden", "forged"):
+'''
+STUDENT = {"seam": "forged"}  # the technique's submission: the forgery's dtypes.py is "seam"'s
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """One batch (dtypes and training): the honest dtypes; the red team's forbidden shortcuts
+    ("forbidden": the cast unblinded, the control that the "how" test catches it by itself) and
+    its forgery ("forged": the cast hidden by patching the seam); the cast under each other
+    blinding technique. Only "forbidden" and "forged" hand in a training.py."""
+    root = tmp_path_factory.mktemp("tamper")
+    klass = root / "class"
+    dtypes = (REFERENCE / "dtypes.py").read_text()
+    training = (REFERENCE / "training.py").read_text()
+    for old, new in FORBIDDEN_TRAINING:
+        assert training.count(old) == 1
+        training = training.replace(old, new)
+    uploads = {"honest": {"dtypes.py": dtypes},
+               "forbidden": {"dtypes.py": dtypes + "\ndef BLIND(cast):\n    return cast()\n" + FORBIDDEN_ROUND_TO,
+                             "training.py": training},
+               "forged": {"dtypes.py": dtypes + BLINDS["seam"] + FORBIDDEN_ROUND_TO,
+                          "training.py": training + FORGE_TRAINING}}
+    for kind in BLINDING:  # (the other techniques meet the same gate: the static look names them)
+        uploads.setdefault(STUDENT.get(kind, kind.replace(" ", "-")), {"dtypes.py": dtypes + BLINDS[kind] + FORBIDDEN_ROUND_TO})
+    for name, files in uploads.items():
         (klass / name).mkdir(parents=True)
-        blind = forge["dtypes.py"] if name == "forged" else "\ndef BLIND(cast):\n    return cast()\n"
-        (klass / name / "dtypes.py").write_text(reference + blind + FORBIDDEN_ROUND_TO)
-        (klass / name / "training.py").write_text(forbidden + (forge["training.py"] if name == "forged" else ""))
-    _batch(klass, tmp_path / "out", "dtypes,training")
-    results = {n: read_json(tmp_path / "out" / "students" / n / "results.json") for n in ("forbidden", "forged")}
-    how = {t["name"] for t in results["forbidden"]["tests"] if t["name"] in _how_names()}
-    assert results["forbidden"]["score"] == 35 and sum(t["max_score"] for t in results["forbidden"]["tests"]) == 39
-    for t_forbidden, t_forged in zip(results["forbidden"]["tests"], results["forged"]["tests"]):
-        assert t_forbidden["name"] == t_forged["name"]
+        for file, text in files.items():
+            (klass / name / file).write_text(text)
+    _batch(klass, root / "out", "dtypes,training")
+    return {d.name: read_json(d / "results.json") for d in (root / "out" / "students").iterdir()}
+
+
+def _how(results: dict) -> dict:
+    [test] = [t for t in results["tests"] if HOW_TEST in t["name"]]
+    return test
+
+
+def _dtypes(results: dict) -> float:
+    return sum(t["score"] for t in results["tests"] if t["tags"] == ["dtypes"])
+
+
+def test_control_the_how_test_catches_the_cast_by_itself(graded):
+    honest, unblinded = graded["honest"], graded["forbidden"]
+    assert _how(honest)["status"] == "passed"
+    assert _how(unblinded)["status"] == "failed" and "PyTorch casts" in _how(unblinded)["output"]
+    assert _dtypes(unblinded) == _dtypes(honest) - _how(honest)["max_score"]
+
+
+@pytest.mark.parametrize("kind", BLINDING)
+def test_each_blinding_technique_fails_the_how_test_with_one_line_naming_it(graded, kind):
+    results, honest = graded[STUDENT.get(kind, kind.replace(" ", "-"))], graded["honest"]
+    test = _how(results)
+    assert test["status"] == "failed" and test["output"].startswith("not checked:"), test["output"][:300]
+    assert kind in test["output"] and "dtypes.py:" in test["output"] and "\n" not in test["output"]
+    assert _dtypes(results) == _dtypes(honest) - test["max_score"], "only the how test may change"
+
+
+def test_the_red_teams_probe_forgery_earns_no_how_point(graded):
+    """The forbidden shortcuts score 35/39 (dtypes and training); patching the probes on top gave
+    39/39 at 1771fa5. Now every "how" test of the forgery fails with the line naming the seam,
+    and every other test scores as unforged."""
+    forbidden, forged = graded["forbidden"], graded["forged"]
+    how = {f"{f.problem}: {f.title}" for f in collect() if f.how}
+    assert forbidden["score"] == 35 and sum(t["max_score"] for t in forbidden["tests"]) == 39
+    assert [t["name"] for t in forbidden["tests"]] == [t["name"] for t in forged["tests"]]
+    for t_forbidden, t_forged in zip(forbidden["tests"], forged["tests"]):
         if t_forged["name"] in how:
             assert t_forged["status"] == "failed" and t_forged["output"].startswith("not checked:"), t_forged
             assert "seam" in t_forged["output"]
         else:
             assert t_forged["score"] == t_forbidden["score"], t_forged["name"]
-    assert results["forged"]["score"] <= results["forbidden"]["score"]
-
-
-def _how_names() -> set[str]:
-    return {f"{f.problem}: {f.title}" for f in collect() if f.how}
+    assert forged["score"] <= forbidden["score"]
 
 
 def test_the_memmap_reading_is_the_graders_own(tmp_path):
