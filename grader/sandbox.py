@@ -11,7 +11,6 @@ a capped log file, never to the protocol pipe. No Python code runs between fork 
 grader (no ``preexec_fn``): the grader may be multi-threaded and CUDA-initialised.
 """
 
-import dataclasses
 import json
 import os
 import secrets
