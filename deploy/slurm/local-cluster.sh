@@ -110,7 +110,7 @@ if cmp "$work/out/merged/gradebook.csv" "$work/unsharded/gradebook.csv"; then
     log "merged gradebook == unsharded gradebook (byte for byte):"
     cat "$work/out/merged/gradebook.csv"
     for i in $(seq 0 $((shards - 1))); do
-        echo "shard $i: $(ls "$work/out/shard-$i" | grep -v -e gradebook.csv -e batch.json | tr '\n' ' ')"
+        echo "shard $i: $(ls "$work/out/shard-$i/students" 2>/dev/null | tr '\n' ' ')"
     done
 else
     log "MISMATCH between $work/out/merged/gradebook.csv and $work/unsharded/gradebook.csv"
