@@ -30,53 +30,87 @@ TECHNIQUES = {
     "ctypes": ("native calls can remove the grader's hooks (PyEval_SetProfile, memory unmapping)",
                "static: ctypes, _ctypes, cffi, PyEval_SetProfile / SetTrace"),
     "torch internals": ("torch._C / _python_dispatch can switch off the modes that watch torch calls",
-                        "static: torch._C, DisableTorchFunction, _disable_current_modes, "
-                        "_python_dispatch, torch.overrides, __torch_function__ / __torch_dispatch__"),
+                        "static: torch._C, DisableTorchFunction, _disable_current_modes, no_dispatch, "
+                        "_python_dispatch, _mode_utils, torch.overrides, torch.jit (scripted code "
+                        "escapes the function mode), __torch_function__ / __torch_dispatch__"),
     "profilers": ("sys.setprofile / settrace can replace or remove the grader's hooks",
                   "static: setprofile, settrace; worker: the profiler or tracer changed"),
     "frames": ("frame access (sys._getframe, f_locals, inspect, gc) can edit a probe's state",
-               "static: _getframe, f_locals, f_globals, f_back, tb_frame, __globals__, inspect, gc"),
+               "static: _getframe, f_locals, f_globals, f_back, tb_frame, __globals__, inspect, "
+               "gc.get_referrers / get_objects"),
     "memory mapping": ("madvise / munmap / mmap can drop pages before the grader reads /proc",
                        "static: madvise, munmap, mmap, a memmap's _mmap"),
     "dynamic code": ("exec / eval / __import__ / importlib / sys.modules can hide all of the above",
-                     "static: exec, eval, compile, __import__, importlib, builtins, sys.modules, "
-                     "__subclasses__, __code__, and any string naming one of the above"),
+                     "static: exec, eval, compile, vars, globals, __import__, importlib, builtins, "
+                     "sys.modules, __dict__, __subclasses__, __code__, getattr & co. with a name "
+                     "not written out, and any string naming one of the above"),
 }
 WHY = {kind: why for kind, (why, _) in TECHNIQUES.items()}
 
 _MODULES = {  # an import of one of these (or of a submodule) is a finding
     "seam": "seam", "threading": "threads", "_thread": "threads", "concurrent": "threads",
     "multiprocessing": "threads", "asyncio": "threads", "ctypes": "ctypes", "_ctypes": "ctypes",
-    "cffi": "ctypes", "inspect": "frames", "gc": "frames", "mmap": "memory mapping",
+    "cffi": "ctypes", "inspect": "frames", "mmap": "memory mapping",
     "importlib": "dynamic code", "builtins": "dynamic code", "torch._C": "torch internals",
-    "torch.utils._python_dispatch": "torch internals", "torch.multiprocessing": "threads",
-    "torch.overrides": "torch internals", "subprocess": "threads", "pty": "threads",
+    "torch.utils._python_dispatch": "torch internals", "torch.utils._mode_utils": "torch internals",
+    "torch.multiprocessing": "threads", "torch.overrides": "torch internals", "torch.jit": "torch internals",
+    "subprocess": "threads", "pty": "threads",
 }
 _ATTRIBUTES = {  # x.<name>, or the string "<name>" (getattr(x, "name"))
-    "_C": "torch internals", "_python_dispatch": "torch internals",
+    "_C": "torch internals", "_python_dispatch": "torch internals", "_mode_utils": "torch internals",
     "DisableTorchFunction": "torch internals", "DisableTorchFunctionSubclass": "torch internals",
+    "_DisableTorchDispatch": "torch internals", "no_dispatch": "torch internals",
     "_disable_current_modes": "torch internals", "_pop_mode": "torch internals",
     "_push_mode": "torch internals", "_get_current_function_mode_stack": "torch internals",
     "setprofile": "profilers", "settrace": "profilers", "PyEval_SetProfile": "ctypes",
     "PyEval_SetTrace": "ctypes", "_getframe": "frames", "f_locals": "frames", "f_globals": "frames",
     "f_back": "frames", "tb_frame": "frames", "gi_frame": "frames", "cr_frame": "frames",
     "__globals__": "frames", "currentframe": "frames", "get_referrers": "frames",
+    "get_referents": "frames", "get_objects": "frames",
     "madvise": "memory mapping", "munmap": "memory mapping", "_mmap": "memory mapping",
     "__builtins__": "dynamic code", "__import__": "dynamic code", "__code__": "dynamic code",
-    "__subclasses__": "dynamic code", "__torch_function__": "torch internals",
-    "__torch_dispatch__": "torch internals", "overrides": "torch internals",
-    "fork": "threads", "forkpty": "threads", "posix_spawn": "threads", "posix_spawnp": "threads",
-    "spawnv": "threads", "spawnl": "threads", "execv": "threads", "execve": "threads",
-    "system": "threads", "popen": "threads",
+    "__subclasses__": "dynamic code", "__dict__": "dynamic code", "__torch_function__": "torch internals",
+    "__torch_dispatch__": "torch internals",
 }
-_NAMES = {"exec": "dynamic code", "eval": "dynamic code", "compile": "dynamic code",
-          "__import__": "dynamic code", "__builtins__": "dynamic code", "breakpoint": "frames"}
+# Attributes that are findings only on their module (``os.system``, ``torch.jit``): elsewhere
+# they are ordinary words (cfg.overrides, a "system" role, gc.collect).
+_OF_MODULE = {("os", "fork"): "threads", ("os", "forkpty"): "threads", ("os", "posix_spawn"): "threads",
+              ("os", "posix_spawnp"): "threads", ("os", "spawnv"): "threads", ("os", "spawnl"): "threads",
+              ("os", "execv"): "threads", ("os", "execve"): "threads", ("os", "system"): "threads",
+              ("os", "popen"): "threads", ("sys", "modules"): "dynamic code", ("torch", "jit"): "torch internals",
+              ("torch", "overrides"): "torch internals"}
+_CALLS = {"exec": "dynamic code", "eval": "dynamic code", "compile": "dynamic code", "vars": "dynamic code",
+          "globals": "dynamic code", "locals": "dynamic code", "breakpoint": "frames"}  # when called
+_NAMES = {"__import__": "dynamic code", "__builtins__": "dynamic code"}                 # any use
+_NAMED_BY_STRING = ("getattr", "setattr", "delattr", "hasattr")
+_HIDING_PLACES = ("sys", "os", "builtins", "__builtins__", "importlib")  # getattr(sys, name): hidden
+# Strings that are findings when a whole string equals them: the distinctive names only.
+_STRINGS = {k: v for k, v in _ATTRIBUTES.items()} | {m: v for m, v in _MODULES.items()
+                                                     if "." in m or m in ("seam", "ctypes", "threading")}
 
 
 def _module_finding(name: str) -> str | None:
     for prefix, kind in _MODULES.items():
         if name == prefix or name.startswith(prefix + "."):
             return kind
+    return None
+
+
+def _folded(node) -> str | None:
+    """The string an expression of string constants makes ("_" + "C", f"..." of constants,
+    "".join([...]) of constants), or None when it is not one."""
+    if isinstance(node, ast.Constant) and type(node.value) is str:
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _folded(node.left), _folded(node.right)
+        return left + right if left is not None and right is not None else None
+    if isinstance(node, ast.JoinedStr):
+        parts = [_folded(v.value if isinstance(v, ast.FormattedValue) else v) for v in node.values]
+        return "".join(parts) if all(p is not None for p in parts) else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join" \
+            and len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)):
+        sep, parts = _folded(node.func.value), [_folded(e) for e in node.args[0].elts]
+        return sep.join(parts) if sep is not None and all(p is not None for p in parts) else None
     return None
 
 
@@ -94,17 +128,25 @@ def scan_source(source: str, filename: str) -> list[tuple[str, int, str]]:
         if isinstance(node, ast.Import):
             kind = next(filter(None, (_module_finding(a.name) for a in node.names)), None)
         elif isinstance(node, ast.ImportFrom) and node.module:
-            kind = _module_finding(node.module) or next(
-                filter(None, (_module_finding(f"{node.module}.{a.name}") for a in node.names)), None)
+            kind = _module_finding(node.module) or next(filter(None, (
+                _module_finding(f"{node.module}.{a.name}") or _ATTRIBUTES.get(a.name)
+                or _OF_MODULE.get((node.module, a.name)) for a in node.names)), None)
         elif isinstance(node, ast.Attribute):
             kind = _ATTRIBUTES.get(node.attr)
-            if node.attr == "modules" and isinstance(node.value, ast.Name) and node.value.id == "sys":
-                kind = "dynamic code"  # sys.modules: every loaded module, the seam's too
+            if isinstance(node.value, ast.Name):
+                kind = kind or _OF_MODULE.get((node.value.id, node.attr))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            kind = _CALLS.get(node.func.id)
+            if node.func.id in _NAMED_BY_STRING and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) \
+                    and node.args[0].id in _HIDING_PLACES and _folded(node.args[1]) is None:
+                kind = "dynamic code"  # getattr(sys, name): which attribute is not written out
+        if kind is None and isinstance(node, (ast.BinOp, ast.JoinedStr, ast.Call)):
+            text = _folded(node)  # "_" + "C", f"{'_'}C", "".join(["_", "C"]): a name in pieces
+            kind = _STRINGS.get(text) if text else None
         elif isinstance(node, ast.Name):
             kind = _NAMES.get(node.id)
         elif isinstance(node, ast.Constant) and type(node.value) is str:
-            text = node.value
-            kind = _ATTRIBUTES.get(text) or _module_finding(text)
+            kind = _STRINGS.get(node.value) or (_module_finding(node.value) if node.value.startswith("seam.") else None)
         if kind:
             found.append((filename, getattr(node, "lineno", 1), kind))
     return found

@@ -119,6 +119,27 @@ def test_the_static_look_sees_names_hidden_in_strings_and_imports():
     assert scan_source("def broken(:\n", "x.py") == []  # does not import either: its own failure
 
 
+def test_the_static_look_sees_what_a_hostile_review_found():
+    """A helper attacking this change found these (each hid the cast from the probe in a real
+    grade before the static look knew them): TorchScript escapes the function mode and
+    no_dispatch the dispatch mode; names assembled from pieces."""
+    scripted = ("@torch.jit.script\ndef _bf(x: torch.Tensor) -> torch.Tensor:\n    return x.to(torch.bfloat16)\n"
+                "from torch.utils._mode_utils import no_dispatch\n")
+    assert {k for *_, k in scan_source(scripted, "x.py")} == {"torch internals"}
+    pieces = 'getattr(torch, "_" + "C")\nwith getattr(_t, f"Disable{\'Torch\'}Function")(): pass\n'
+    assert [k for *_, k in scan_source(pieces, "x.py")] == ["torch internals", "torch internals"]
+    assert scan_source('getattr(torch, "".join(["_", "C"]))\n', "x.py")
+    assert {k for *_, k in scan_source("getattr(sys, name)\n", "x.py")} == {"dynamic code"}
+
+
+@pytest.mark.parametrize("honest", [
+    "import gc\ngc.collect()\n", "def fit(model, eval=False):\n    return eval\n", "cfg.overrides = {}\n",
+    "message = {'role': 'system'}\nmode = 'inspect'\n", "f = torch.compile(f)\n", "value = getattr(cfg, name)\n",
+    "data = np.memmap(path, dtype=np.uint32, mode='r')\n"])
+def test_the_static_look_leaves_honest_code_alone(honest):
+    assert scan_source(honest, "x.py") == []
+
+
 def test_the_worker_sees_its_instrumentation_change():
     import seam.smaps as smaps
     look = Instrumentation()
