@@ -10,7 +10,7 @@ import jsonschema
 
 from seam.problems import PROBLEMS, problem_number
 from .paths import SCHEMA
-from .text import clean, one_line
+from .text import clean, indent, one_line
 
 
 def _order(fact) -> tuple:
@@ -129,7 +129,7 @@ def _failures(row: dict, max_lines: int) -> list[str]:
         lines = t["output"].splitlines() or [""]
         shown = lines[:max_lines] + (["  ..."] if len(lines) > max_lines else [])
         out.append(f"\nFAIL {t['number']} {t['name']} ({t['max_score']:g} pt)")
-        out.extend("    " + line for line in shown)
+        out.append(indent("\n".join(shown)))
     return out
 
 

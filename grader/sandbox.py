@@ -392,8 +392,7 @@ class Sandbox(Impl):
                  isolation: Isolation | None = None, hide: tuple[Path, ...] = (),
                  cuda: bool = False, zygote: Zygote | None = None):
         self.label = "submission"
-        self.submission_dir = Path(submission_dir)
-        self.folder = self.submission_dir  # what Impl.unverifiable reads (the grader side, never run)
+        self.folder = Path(submission_dir)  # staged for each worker; Impl.unverifiable reads it here
         self.owns_zygote = zygote is None
         self.zygote = zygote or Zygote(limits, isolation, cuda=cuda, hide=hide)
         self.limits, self.isolation = self.zygote.limits, self.zygote.isolation
@@ -427,7 +426,7 @@ class Sandbox(Impl):
             return
         deadline = time.monotonic() + self.limits.startup
         self.zygote.kill_child()  # a batch's previous submission, if it is still there
-        self._req_w, self._resp_r, self.log_path = self.zygote.fork(self.submission_dir, deadline)
+        self._req_w, self._resp_r, self.log_path = self.zygote.fork(self.folder, deadline)
         self.starts += 1
         self._touched = set()
         self.running = True
