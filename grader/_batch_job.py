@@ -46,7 +46,8 @@ def main() -> int:
     tempfile.tempdir = str(private)
     try:
         from .grade import check_options, grade_one          # torch, pytest, the seam: once
-        from .gradebook import RESULTS, STUDENT, pass_label, write_json
+        from .gradebook import REPORT, RESULTS, STUDENT, pass_label, write_json, write_report
+        from .provenance import stamp
         from .report import write_atomically
         from .sandbox import Zygote
         from .text import one_line
@@ -67,13 +68,15 @@ def main() -> int:
             record = out / f"pytest-{pass_label(the_pass)}.json"
             partial = out / f".{record.name}.partial"
             started = time.monotonic()
-            student = {"key": task["key"], "students": task["students"], "passes": [the_pass]}
+            student = {"key": task["key"], "students": task["students"], "passes": [the_pass],
+                       "upload": task["upload"], "grader": stamp()}
             try:
                 results, status = grade_one(Path(task["path"]), setup, quiet=True, hide=hide,
                                             record=partial, zygote=zygote)
                 if STOPPING:
                     raise KeyboardInterrupt
                 write_atomically(results, out / RESULTS)
+                write_report(out, results)
                 if partial.exists():
                     os.replace(partial, record)
                 write_json(out / STUDENT, {**student, "status": status})
@@ -87,6 +90,7 @@ def main() -> int:
                     raise KeyboardInterrupt from None
                 print(clean(traceback.format_exc()), file=sys.stderr, flush=True)
                 (out / RESULTS).unlink(missing_ok=True)
+                (out / REPORT).unlink(missing_ok=True)
                 partial.unlink(missing_ok=True)
                 why = one_line(f"{type(e).__name__}: {e}".splitlines()[0])[:500]
                 write_json(out / STUDENT, {**student, "status": "crashed", "error": why})

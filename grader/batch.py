@@ -21,14 +21,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .gradebook import (BATCH, STATUSES, STUDENT, is_done, read_json, student_folder, write_gradebook,
-                        write_json)
+from .gradebook import (BATCH, REPORT, RESULTS, STATUSES, STUDENT, class_summary, done_as, read_json, student_dirs,
+                        student_folder, write_gradebook, write_json)
 from .limits import Limits
 from .text import one_line
-from .paths import ROOT
-from .roster import RosterError, discover
+from .paths import ROOT, out_problem
+from .provenance import stamp
+from .roster import RosterError, choose, discover
 from .shards import ShardError, resolve, select as select_shard
-from seam.problems import PROBLEMS
 
 TASKS_PER_JOB = 50            # a job is replaced after this many students (bounds any leak)
 STUDENT_CAP = 4 * 3600        # seconds; a job still busy on one student after this is killed
@@ -99,8 +99,9 @@ class _Job:
 def _crashed(task: dict, why: str) -> dict:
     """The job died under this student: say so in their folder (the job could not)."""
     out = Path(task["out"])
-    (out / "results.json").unlink(missing_ok=True)
-    write_json(out / STUDENT, {"key": task["key"], "students": task["students"],
+    for name in (RESULTS, REPORT):
+        (out / name).unlink(missing_ok=True)
+    write_json(out / STUDENT, {"key": task["key"], "students": task["students"], "upload": task["upload"],
                                "passes": [task["pass"]], "status": "crashed", "error": why})
     return {"key": task["key"], "status": "crashed", "error": why}
 
@@ -113,49 +114,96 @@ def _terminated(signum, frame):
     raise _Terminated
 
 
-def _check_pass(out: Path, the_pass: dict) -> str | None:
-    """One OUT_DIR holds one pass: refuse to mix a --gpu skip pass with a --gpu only one."""
+def _check_out(out: Path, the_pass: dict, shard: list | None) -> str | None:
+    """OUT_DIR is new, empty, or a batch output of this very pass and shard (a rerun goes on):
+    never a folder of something else, never a mix of two passes or two shards."""
+    problem = out_problem(out, folder=True)
+    if problem:
+        return problem
     marker = out / BATCH
     if marker.is_file():
-        passes = read_json(marker).get("passes")
-        if passes != [the_pass]:
-            return (f"{out} holds a batch with other options ({passes}); use another --out "
+        held = read_json(marker)
+        if held.get("passes") != [the_pass]:
+            return (f"{out} holds a batch with other options ({held.get('passes')}); use another --out "
                     f"(and `merge` them)")
+        if held.get("shard", shard) != shard:
+            return f"{out} holds {shard_label(held.get('shard'))}, not {shard_label(shard)}; use another --out"
+    elif out.is_dir() and any(out.iterdir()):
+        return f"--out {out} is not empty and is no batch output (no {BATCH}); give a new or empty folder"
+    return None
+
+
+def shard_label(shard) -> str:
+    return "the whole class" if not shard else f"shard {shard[0]}/{shard[1]}"
+
+
+def _why_regrade(record: dict | None, fingerprint: str, grader: dict) -> str | None:
+    """Why a student is (re)graded, None when the earlier grade stands."""
+    if record is None:
+        return "new"
+    if record.get("upload") != fingerprint:
+        return "changed upload"
+    if record.get("grader") != grader:
+        return "other grader or tests"
     return None
 
 
 def batch(submissions: Path, out: Path, jobs: int = 1, shard: str | None = None,
           shard_count: int | None = None, gpu: str = "auto", time_limit: float = Limits.time_per_test,
           problems: list[str] | None = None, regrade: bool = False, isolation: str = "auto") -> int:
+    """Every option is checked before OUT_DIR is touched: a TA's mistake leaves nothing behind."""
+    from .grade import check_options  # torch: here, not at import (merge and export need none)
     submissions, out = submissions.resolve(), out.resolve()
-    unknown = sorted(set(problems or ()) - set(PROBLEMS))
+    the_pass = {"gpu": gpu, "only": problems}
     try:
-        if unknown:
-            raise ValueError(f"unknown problem(s) {', '.join(unknown)}; known: {', '.join(PROBLEMS)}")
-        if time_limit <= 0:
-            raise ValueError(f"--time-limit must be > 0, got {time_limit:g}")
         slice_ = resolve(shard, shard_count)
-        uploads, notes = discover(submissions, exclude=(out,))
+        setup, problem = check_options(gpu, problems, time_limit, isolation)
+        if problem:
+            raise ValueError(problem)
+        clash = _check_out(out, the_pass, list(slice_) if slice_ else None)
+        if clash:
+            raise ValueError(clash)
+        everyone, notes = discover(submissions, exclude=(out,))
+        uploads, superseded = choose(everyone)
     except (RosterError, ShardError, ValueError) as e:
         print(f"error: {one_line(e)}", file=sys.stderr)  # it may name uploads
         return 2
-    the_pass = {"gpu": gpu, "only": problems}
-    clash = _check_pass(out, the_pass)
-    if clash:
-        print(f"error: {clash}", file=sys.stderr)
-        return 2
-    mine = set(select_shard([u.key for u in uploads], slice_))
+    grader = stamp()
+    mine = set(select_shard([u.key for u in everyone], slice_))
+    present = {u.key for u in uploads}
+    not_counted = {k: why for k, why in superseded.items() if k in mine}
+    not_counted.update({d.name: "not in this export (graded earlier; not counted)"
+                        for d in student_dirs(out) if d.name not in present and d.name not in superseded})
     uploads = [u for u in uploads if u.key in mine]
-    todo = [u for u in uploads if regrade or not is_done(student_folder(out, u.key))]
-    where = f"shard {slice_[0]}/{slice_[1]}: " if slice_ else ""
+    plan = []
+    for u in uploads:
+        fp = u.fingerprint()
+        record = done_as(student_folder(out, u.key))
+        why = "--regrade" if regrade else _why_regrade(record, fp, grader)
+        plan.append((u, fp, why, record))
+    todo = [(u, fp) for u, fp, why, _ in plan if why]
+    reasons: dict[str, int] = {}
+    for _, _, why, _ in plan:
+        if why and why != "new":
+            reasons[why] = reasons.get(why, 0) + 1
+    where = f"{shard_label(list(slice_))}: " if slice_ else ""
     for note in notes:
         print(f"note: {one_line(note)}", file=sys.stderr)
+    for key, why in sorted(not_counted.items()):
+        print(f"note: {one_line(key)}: {why}", file=sys.stderr)
+    again = f" (regrading {', '.join(f'{n} {why}' for why, n in reasons.items())})" if reasons else ""
     print(f"{where}{len(uploads)} upload(s); {len(uploads) - len(todo)} already graded in {out} "
-          f"(skipped{'' if not regrade else '; --regrade'}), {len(todo)} to grade with {jobs} job(s)",
+          f"(skipped: same upload, same grader), {len(todo)} to grade{again} with {jobs} job(s)",
           file=sys.stderr)
     out.mkdir(parents=True, exist_ok=True)
-    write_json(out / BATCH, {"passes": [the_pass]})
-    tasks = [{**u.record(), "path": str(u.path), "out": str(student_folder(out, u.key)), "pass": the_pass} for u in todo]
+    for u, fp, why, record in plan:  # kept grades follow the export's names (a group changed)
+        if not why and record.get("students") != u.record()["students"]:
+            write_json(student_folder(out, u.key) / STUDENT, {**record, "students": u.record()["students"]})
+    write_json(out / BATCH, {"passes": [the_pass], "shard": list(slice_) if slice_ else None,
+                             "grader": grader, "uploads": sorted(u.key for u in uploads),
+                             "not_counted": not_counted})
+    tasks = [{**u.record(), "path": str(u.path), "out": str(student_folder(out, u.key)), "pass": the_pass,
+              "upload": fp} for u, fp in todo]
     cfg = {"gpu": gpu, "time_limit": time_limit, "problems": problems, "isolation": isolation,
            "hide": [str(out), str(submissions)]}
     previous = signal.signal(signal.SIGTERM, _terminated)
@@ -168,6 +216,9 @@ def batch(submissions: Path, out: Path, jobs: int = 1, shard: str | None = None,
     finally:
         signal.signal(signal.SIGTERM, previous)
         path = write_gradebook(out)
+        for line in class_summary(out):
+            if line:
+                print(line, file=sys.stderr)
         print(f"wrote {path}", file=sys.stderr)
     return code
 

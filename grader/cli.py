@@ -60,6 +60,11 @@ def _merge(args) -> int:
     return merge([Path(d) for d in args.inputs], Path(args.out))
 
 
+def _export(args) -> int:
+    from .export import export
+    return export(Path(args.out_dir), args.format, Path(args.out), args.title)
+
+
 def _snapshots(args) -> int:
     from .snapshots import check, write
     if args.check:
@@ -106,22 +111,29 @@ def _release(args) -> int:
 GRADE_EXIT = """exit status:
   0  a report was written, whatever the score (also for an empty, unusable or ambiguous upload:
      the report says why at the top)
-  2  the TA's mistake, no report: SUBMISSION does not exist, a bad option, --gpu require
-     without CUDA, or the test run itself failed"""
+  2  the TA's mistake, no report: SUBMISSION does not exist, a bad option or --out (a
+     folder, under a file, not writable), --gpu require or --gpu only without CUDA, or the
+     test run itself failed"""
 
 BATCH_EXIT = """exit status:
   0  every student in the slice has a results.json (whatever the scores) and gradebook.csv
      was written
   1  the batch ran to the end but some students' grading crashed (status "crashed" in the
      gradebook; a rerun retries them)
-  2  the TA's mistake, nothing graded: SUBMISSIONS missing or unreadable metadata, a bad
-     --shard, a bad option, --gpu require without CUDA
-  130/143  interrupted (Ctrl-C / SIGTERM); what was written is kept, a rerun goes on"""
+  2  the TA's mistake, nothing graded and OUT_DIR untouched: SUBMISSIONS missing or
+     unreadable metadata, a bad --shard, a bad option, --gpu require or --gpu only without
+     CUDA, an --out that is a file, not writable, another pass's or shard's output, or a
+     non-empty folder that is no batch output
+  130/143  interrupted (Ctrl-C / SIGTERM); what was written is kept, a rerun goes on
+
+A rerun skips an upload only when its content, the grader's version and the tests' hash are
+all unchanged, and says how many it regrades and why."""
 
 MERGE_EXIT = """exit status:
   0  merged; OUT_DIR holds one results.json per student and gradebook.csv
   2  bad or conflicting inputs (the one-line message says which): a student in two shards of
-     one pass, passes over different students, the same test in two passes"""
+     one pass, a shard missing or given twice, passes over different students, the same test
+     in two passes, a pass that ran no test, inputs graded by different graders or tests"""
 
 
 def _positive_int(text: str) -> int:
@@ -156,6 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
         "python -m grader release --student /tmp/hw2-handout",
         "python -m grader <command> --help     (each command's options and an example)"),
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    from .provenance import stamp
+    grader = stamp()
+    parser.add_argument("--version", action="version",
+                        version=f"%(prog)s {grader['version']} (tests {grader['tests']})")
     sub = parser.add_subparsers(dest="command", required=True)
     raw = argparse.RawDescriptionHelpFormatter
 
@@ -199,6 +215,21 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("inputs", nargs="+", metavar="OUT_DIR", help="batch output folders")
     m.add_argument("--out", required=True, metavar="OUT_DIR", help="where the joined results go")
     m.set_defaults(run=_merge)
+
+    from .export import FORMATS
+    e = sub.add_parser("export", help="a batch's scores as a CSV Gradescope or Canvas imports",
+                       formatter_class=raw, epilog=_examples(
+                           "python -m grader export graded/ --format gradescope --out gpu-points.csv",
+                           "python -m grader export graded/ --format canvas --out canvas.csv --title 'HW2 (4242)'"))
+    e.add_argument("out_dir", metavar="OUT_DIR", help="a batch (or merge) output")
+    e.add_argument("--format", required=True, choices=FORMATS,
+                   help="gradescope: Name,SID,Email,<title>; canvas: Student,ID,SIS User ID,SIS Login ID,"
+                        "Section,<title> and a Points Possible row")
+    e.add_argument("--out", required=True, metavar="FILE.csv", help="the CSV to write")
+    e.add_argument("--title", default="Total Score",
+                   help="the score column's header: the assignment's name as the gradebook knows it "
+                        "(Canvas: 'Title (id)', as its own export spells it); default 'Total Score'")
+    e.set_defaults(run=_export)
 
     s = sub.add_parser("snapshots", help="regenerate the public tests' snapshots from the reference",
                        formatter_class=raw, epilog=_examples(

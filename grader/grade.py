@@ -18,24 +18,28 @@ import pytest
 
 from . import gpu as gpu_info
 from .isolation import Isolation, IsolationUnavailable
-from .paths import ROOT, TEST_DIRS
+from .paths import ROOT, TEST_DIRS, out_problem
 from .plugin import GraderPlugin
+from .provenance import stamp
 from .report import build_results, render_table, write_atomically
 from .limits import Limits
 from .sandbox import Sandbox, Zygote
-from .submission import locate
+from seam.upload import locate
 from seam.problems import PROBLEMS
 
 
 def run_tests(impl, gpu: str, cuda: bool, time_limit: float, quiet: bool,
               problems: list[str] | None = None, unknown_gpu: str | None = None,
-              record: Path | None = None, first_failure: bool = False) -> GraderPlugin:
+              record: Path | None = None, first_failure: bool = False,
+              gpu_uuid: str | None = None) -> GraderPlugin:
     """Run the graded tests (of ``problems``, default all) against ``impl``; the plugin holds
     one fact per test. ``unknown_gpu``: this GPU's name if the peak table lacks it. ``record``:
     also write pytest-json-report's raw record there. ``first_failure``: stop at the first test
-    that does not pass (mutation testing only needs to know whether one fails). Safe to call many times in one process
-    (batch does): each call is a fresh pytest session."""
-    plugin = GraderPlugin(impl, gpu=gpu, cuda=cuda, time_limit=time_limit, unknown_gpu=unknown_gpu)
+    that does not pass (mutation testing only needs to know whether one fails). ``gpu_uuid``:
+    the device each GPU-marked test holds alone (gpu.device_lock). Safe to call many times in
+    one process (batch does): each call is a fresh pytest session."""
+    plugin = GraderPlugin(impl, gpu=gpu, cuda=cuda, time_limit=time_limit, unknown_gpu=unknown_gpu,
+                          gpu_uuid=gpu_uuid)
     paths = [d / f"test_{p}.py" for d in TEST_DIRS for p in problems] if problems else TEST_DIRS
     args = [*(str(p) for p in paths if p.exists()), "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
             "-p", "no:cacheprovider", "-q", "--tb=no", "--no-header", "-rN", *(["-x"] if first_failure else [])]
@@ -58,6 +62,7 @@ class Setup:
     problems: list[str] | None
     time_limit: float
     gpu_name: str | None       # this machine's CUDA device, None without CUDA
+    gpu_uuid: str | None       # its UUID: the GPU tests hold its lock (gpu.device_lock)
     unknown_gpu: str | None    # gpu_name, when the reference's peak table lacks it
     isolation: Isolation
 
@@ -86,8 +91,9 @@ def check_options(gpu: str = "auto", problems: list[str] | None = None,
     if not time_limit > 0:
         return None, f"--time-limit must be a positive number of seconds, not {time_limit!r}"
     gpu_name = gpu_info.device_name()
-    if gpu == "require" and gpu_name is None:
-        return None, "--gpu require, but CUDA is not available here; no report written"
+    if gpu in ("require", "only") and gpu_name is None:
+        what = "runs only the GPU tests: it would grade nothing" if gpu == "only" else "needs them graded"
+        return None, f"--gpu {gpu}, but CUDA is not available here ({what}); no report written"
     unknown_gpu = gpu_name if gpu_name and gpu != "skip" and not gpu_info.has_peak(gpu_name) else None
     if gpu == "require" and unknown_gpu:
         return None, (f"--gpu require, but this GPU, '{gpu_name}', has no peak FLOP/s in "
@@ -98,7 +104,8 @@ def check_options(gpu: str = "auto", problems: list[str] | None = None,
         confinement = Isolation.detect(isolation)
     except IsolationUnavailable as e:
         return None, f"{e}; no report written"
-    return Setup(gpu, problems, time_limit, gpu_name, unknown_gpu, confinement), None
+    uuid = gpu_info.device_uuid() if gpu_name and gpu != "skip" else None
+    return Setup(gpu, problems, time_limit, gpu_name, uuid, unknown_gpu, confinement), None
 
 
 def grade_one(submission: Path, setup: Setup, quiet: bool = False, hide: tuple[Path, ...] = (),
@@ -117,7 +124,7 @@ def grade_one(submission: Path, setup: Setup, quiet: bool = False, hide: tuple[P
         try:
             sandbox.prewarm()
             plugin = run_tests(sandbox, setup.gpu, setup.cuda, setup.time_limit, quiet,
-                               setup.problems, setup.unknown_gpu, record)
+                               setup.problems, setup.unknown_gpu, record, gpu_uuid=setup.gpu_uuid)
         finally:
             sandbox.close()
     finally:
@@ -126,12 +133,13 @@ def grade_one(submission: Path, setup: Setup, quiet: bool = False, hide: tuple[P
                 shutil.rmtree(path, ignore_errors=True)
     notes = located.notes + [f"sandbox: {sandbox.describe()}"]
     if setup.cuda and setup.gpu != "skip":
-        notes.append(f"GPU: {setup.gpu_name}")
+        notes.append(f"GPU: {setup.gpu_name}" + (f" (faked by {gpu_info.FAKE}: no GPU test can pass)"
+                                                  if gpu_info.fake() else ""))
     if setup.problems:
         notes.append(f"graded only: {', '.join(setup.problems)}")
     if setup.gpu == "only":
         notes.append("graded only the GPU tests (--gpu only)")
-    results = build_results(list(plugin.facts.values()), time.monotonic() - start, notes, setup.gpu)
+    results = build_results(list(plugin.facts.values()), time.monotonic() - start, notes, stamp())
     return results, located.status
 
 
@@ -143,6 +151,7 @@ def grade(submission: Path, out: Path, gpu: str = "auto", time_limit: float = Li
         print(f"error: {submission}: no such file or folder; no report written", file=sys.stderr)
         return 2
     setup, problem = check_options(gpu, problems, time_limit, isolation)
+    problem = problem or out_problem(out, folder=False)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2

@@ -1,8 +1,11 @@
 """A batch's output folder, and the gradebook rebuilt from it.
 
-    OUT_DIR/batch.json                        which pass(es) the folder holds ({"passes": [...]})
-    OUT_DIR/students/<key>/student.json       who handed the upload in, its status, why it crashed
+    OUT_DIR/batch.json                        the pass(es) it holds, its shard I/N, the grader's
+                                              version and tests hash, the uploads that count
+    OUT_DIR/students/<key>/student.json       who handed the upload in, its status, why it crashed,
+                                              the upload's fingerprint and the grader that graded it
     OUT_DIR/students/<key>/results.json       Gradescope's results (absent when grading crashed)
+    OUT_DIR/students/<key>/report.txt         the score table `grade` prints, for the TA to read
     OUT_DIR/students/<key>/pytest-<pass>.json pytest-json-report's raw record (regrades, appeals)
     OUT_DIR/gradebook.csv                     one row per student, rebuilt from the files above
     OUT_DIR/.logs/                            the grader processes' logs
@@ -12,7 +15,14 @@ The students are one level below the batch's own files: an upload may be named a
 
 Every file is written whole or not at all (temporary file + rename), so an interrupted batch
 leaves only complete files, and the gradebook can always be rebuilt from the student folders:
-it is a pure function of them (the same folders give the same bytes; merge relies on it).
+it is a pure function of them and of batch.json's list of the uploads that count (the same
+folders give the same bytes; merge relies on it). A folder left from an earlier export (a
+student who dropped, a submission superseded by a resubmission) stays on disk but is not in
+that list: batch.json names it under ``not_counted`` and the gradebook leaves it out.
+
+The gradebook's second row, "Points Possible" (as Canvas's own export has it), gives each
+column's maximum: the points graded, per problem and in total; ``not_run`` holds the points of
+tests that could not run (GPU tests on a CPU pass), which a later pass grades.
 """
 
 import csv
@@ -23,7 +33,7 @@ import tempfile
 from pathlib import Path
 
 from seam.problems import PROBLEMS
-from .report import per_problem
+from .report import per_problem, render_table
 from .text import csv_cell
 
 STATUSES = ("graded", "not found", "ambiguous", "empty", "crashed")
@@ -32,6 +42,8 @@ STUDENT = "student.json"
 RESULTS = "results.json"
 GRADEBOOK = "gradebook.csv"
 STUDENTS = "students"
+REPORT = "report.txt"
+POINTS_POSSIBLE = "Points Possible"
 
 
 def pass_label(p: dict) -> str:
@@ -74,42 +86,127 @@ def student_dirs(out: Path) -> list[Path]:
     return sorted((d for d in top.iterdir() if (d / STUDENT).is_file()), key=lambda d: d.name)
 
 
-def is_done(folder: Path) -> bool:
-    """Graded in an earlier run (crashed ones are retried)."""
+def counted(out: Path) -> list[Path]:
+    """The student folders that count: those batch.json lists under ``uploads`` (every one, for
+    an output written before it kept that list)."""
+    dirs = student_dirs(out)
+    marker = Path(out) / BATCH
+    keys = read_json(marker).get("uploads") if marker.is_file() else None
+    return dirs if keys is None else [d for d in dirs if d.name in set(keys)]
+
+
+def done_as(folder: Path) -> dict | None:
+    """What an earlier run recorded for a finished student (its student.json), None when it is
+    not finished (never graded, crashed, half written): a rerun compares the upload's
+    fingerprint and the grader's stamp before it skips it."""
     try:
-        return read_json(folder / STUDENT).get("status") != "crashed" and (folder / RESULTS).is_file()
+        record = read_json(folder / STUDENT)
     except (OSError, ValueError):
-        return False
+        return None
+    return record if record.get("status") != "crashed" and (folder / RESULTS).is_file() else None
 
 
 def _points(x: float) -> str:
     return f"{x:g}"
 
 
-def render(out: Path) -> bytes:
-    """gradebook.csv's bytes: one row per student (a group submission gives each member a
-    row), sorted by student id, email, then upload; one column per problem that was graded."""
+def _entries(out: Path) -> list[tuple[str, dict, dict | None]]:
     entries = []
-    for folder in student_dirs(out):
+    for folder in counted(out):
         record = read_json(folder / STUDENT)
         results = read_json(folder / RESULTS) if record["status"] != "crashed" and \
             (folder / RESULTS).is_file() else None
         entries.append((folder.name, record, results))
+    return entries
+
+
+def _not_run(results: dict) -> float:
+    return sum(t["max_score"] for row in per_problem(results) for t in row["not_run"])
+
+
+def table(out: Path) -> tuple[list[str], list[str], list[list[str]]]:
+    """(header, the Points Possible row, one row per student, sorted by student id, email, then
+    upload: a group submission gives each member a row); one column per problem that was graded.
+    gradebook.csv and `export` are both written from it."""
+    entries = _entries(out)
     columns = [p for p in PROBLEMS
                if any(r and any(row["problem"] == p for row in per_problem(r)) for _, _, r in entries)]
+    most: dict[str, float] = {}
     rows = []
     for key, record, results in entries:
-        scores = {row["problem"]: row["score"] for row in per_problem(results)} if results else {}
+        scores = {row["problem"]: row for row in per_problem(results)} if results else {}
+        if results:
+            for p, row in scores.items():
+                most[p] = max(most.get(p, 0.0), row["max"])
+            most["not_run"] = max(most.get("not_run", 0.0), _not_run(results))
         cells = [_points(results["score"]) if results else ""]
-        cells += [_points(scores[p]) if p in scores else "" for p in columns]
+        cells += [_points(scores[p]["score"]) if p in scores and scores[p]["max"] else "" for p in columns]
+        cells.append(_points(_not_run(results)) if results else "")
         for s in record["students"] or [{"sid": key, "name": "", "email": ""}]:
             rows.append([s["sid"], s["name"], s["email"], *cells, record["status"], key])
     rows.sort(key=lambda r: (r[0], r[2], r[-1]))
+    possible = ["", POINTS_POSSIBLE, "", _points(sum(most.get(p, 0.0) for p in columns)),
+                *(_points(most[p]) if most.get(p) else "" for p in columns), _points(most.get("not_run", 0.0)),
+                "", ""]
+    header = ["student_id", "name", "email", "total", *columns, "not_run", "status", "submission"]
+    return header, possible, rows
+
+
+def csv_bytes(rows: list[list[str]]) -> bytes:
+    """Rows as CSV; every cell through text.csv_cell (names and keys come from uploads)."""
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["student_id", "name", "email", "total", *columns, "status", "submission"])
-    writer.writerows([csv_cell(cell) for cell in row] for row in rows)  # names come from the upload
+    csv.writer(buf, lineterminator="\n").writerows([csv_cell(str(cell)) for cell in row] for row in rows)
     return buf.getvalue().encode()
+
+
+def render(out: Path) -> bytes:
+    """gradebook.csv's bytes: the header, the Points Possible row, a row per student."""
+    header, possible, rows = table(out)
+    return csv_bytes([header, possible, *rows])
+
+
+def student_rows(text: str) -> list[dict]:
+    """gradebook.csv read back: the students' rows (the Points Possible row left out)."""
+    return [r for r in csv.DictReader(io.StringIO(text)) if r["name"] != POINTS_POSSIBLE or r["student_id"]]
+
+
+def write_report(folder: Path, results: dict) -> None:
+    """report.txt beside results.json: the table `grade` prints."""
+    write_bytes_atomically(Path(folder) / REPORT, (render_table(results) + "\n").encode())
+
+
+def class_summary(out: Path) -> list[str]:
+    """Three lines for the end of a batch: who was graded, each problem's mean, the test most
+    students failed (the class-report issue builds the full report)."""
+    entries = _entries(out)
+    graded = [r for _, _, r in entries if r]
+    statuses: dict[str, int] = {}
+    for _, record, _ in entries:
+        statuses[record["status"]] = statuses.get(record["status"], 0) + 1
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items(), key=lambda kv: (-kv[1], kv[0])))
+    if not graded:
+        return [f"class: {len(entries)} upload(s) ({counts or 'none'}); nothing graded", "", ""]
+    totals = sorted(r["score"] for r in graded)
+    possible = max(sum(row["max"] for row in per_problem(r)) for r in graded)
+    median = totals[len(totals) // 2] if len(totals) % 2 else (totals[len(totals) // 2 - 1] + totals[len(totals) // 2]) / 2
+    first = (f"class: {len(entries)} upload(s) ({counts}); mean {sum(totals) / len(totals):.1f} of "
+             f"{possible:g}, median {median:g}")
+    means = []
+    for p in PROBLEMS:
+        rows = [row for r in graded for row in per_problem(r) if row["problem"] == p and row["max"]]
+        if rows:
+            means.append(f"{p} {sum(row['score'] for row in rows) / len(graded):.1f}/{max(row['max'] for row in rows):g}")
+    failed: dict[tuple[str, str], int] = {}
+    for r in graded:
+        for t in r["tests"]:
+            if t["status"] == "failed" and t.get("extra_data", {}).get("outcome") != "not_run":
+                failed[(t["number"], t["name"])] = failed.get((t["number"], t["name"]), 0) + 1
+    if failed:
+        (number, name), n = max(failed.items(), key=lambda kv: (kv[1], [-int(x) for x in kv[0][0].split(".")]))
+        worst = f"most failed: {number} {name} (failed by {n} of {len(graded)})"
+    else:
+        worst = "most failed: none (every graded upload passed every test that ran)"
+    return [first, "per problem (mean): " + ", ".join(means), worst]
 
 
 def write_gradebook(out: Path) -> Path:

@@ -7,15 +7,21 @@ Inputs are grouped by pass (the ``--gpu``/``--only`` options in each batch.json)
     cover the same students and disjoint tests: each student's tests are joined into one
     results.json. Tests are matched by number (<problem>.<k> counts every collected test,
     whichever pass ran it), so the joined file lists the tests as one full run does.
+The shards of a pass must be the whole set: each batch.json records its ``I/N``, and merge
+refuses a set with a shard missing, a shard given twice, or counts that disagree. It refuses a
+pass in which no test ran (a GPU pass graded where there was no GPU would charge every student
+its points), and inputs graded by different graders or tests (batch.json's stamp).
 Anything else is a conflict and an error (exit 2) that names the students or tests.
 """
 
+import json
 import sys
 from pathlib import Path
 
-from .gradebook import (BATCH, RESULTS, STATUSES, STUDENT, pass_label, read_json, student_dirs, student_folder,
-                        write_bytes_atomically, write_gradebook, write_json)
-from .report import score_line, validate, write_atomically
+from .gradebook import (BATCH, REPORT, RESULTS, STATUSES, STUDENT, counted, pass_label, read_json, student_dirs,
+                        student_folder, write_bytes_atomically, write_gradebook, write_json, write_report)
+from .paths import out_problem
+from .report import not_run, summary, validate, write_atomically
 from .text import one_line
 
 
@@ -32,11 +38,44 @@ def _names(items, limit: int = 5) -> str:
     return ", ".join(items[:limit]) + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
-def _load(folder: Path) -> tuple[list[dict], dict[str, Path]]:
+def _load(folder: Path) -> tuple[dict, dict[str, Path]]:
+    """(batch.json, {key: folder} of the students that count)."""
     if not (folder / BATCH).is_file():
         raise MergeError(f"{folder} is not a batch output (no {BATCH})")
-    passes = read_json(folder / BATCH)["passes"]
-    return passes, {d.name: d for d in student_dirs(folder)}
+    return read_json(folder / BATCH), {d.name: d for d in counted(folder)}
+
+
+def _shard_set(sig: str, shards: list[tuple[list | None, Path]]) -> None:
+    """The shards of one pass: the whole class once, or each of 0..N-1 exactly once."""
+    if len(shards) == 1 and shards[0][0] is None:
+        return
+    whole = [str(f) for s, f in shards if s is None]
+    if whole:
+        raise MergeError(f"{', '.join(whole)} graded the whole class ({sig}) and cannot be merged with shards of it")
+    counts = sorted({s[1] for s, _ in shards})
+    if len(counts) > 1:
+        raise MergeError(f"the {sig} shards were cut into different numbers of slices ({', '.join(map(str, counts))})")
+    n = counts[0]
+    seen: dict[int, Path] = {}
+    for (i, _), folder in shards:
+        if i in seen:
+            raise MergeError(f"shard {i}/{n} of {sig} is given twice ({seen[i]} and {folder})")
+        seen[i] = folder
+    missing = [f"{i}/{n}" for i in range(n) if i not in seen]
+    if missing:
+        raise MergeError(f"the {sig} pass is incomplete: shard(s) {', '.join(missing)} missing "
+                         f"(have {', '.join(f'{i}/{n}' for i in sorted(seen))})")
+
+
+def _ran_nothing(students: dict[str, Path]) -> bool:
+    """True when the pass graded someone but ran no test for anyone (all 'not run')."""
+    any_results = False
+    for folder in students.values():
+        if (folder / RESULTS).is_file():
+            any_results = True
+            if any(not not_run(t) for t in read_json(folder / RESULTS)["tests"]):
+                return False
+    return any_results
 
 
 def _number(test: dict) -> tuple[int, int]:
@@ -55,14 +94,17 @@ def join_results(key: str, parts: list[tuple[str, dict]]) -> dict:
                                  f"({seen[t['number']]} and {label}); passes must run disjoint tests")
             seen[t["number"]] = label
             tests.append(t)
-        lines += [line for line in results["output"].splitlines()
-                  if not line.startswith("Score:") and line not in lines]
+        lines += [line for line in results["output"].splitlines()[1:]  # [0]: its score line
+                  if line not in lines]
     tests.sort(key=_number)
-    score = sum(t["score"] for t in tests)
-    summary = [score_line(tests), *lines,  # the score line of one grade of the same tests
-               "joined from the passes: " + ", ".join(label for label, _ in parts)]
-    merged = {"score": score, "execution_time": round(sum(r["execution_time"] for _, r in parts), 3),
-              "output": "\n".join(summary), "tests": tests}
+    merged = {"score": sum(t["score"] for t in tests),
+              "execution_time": round(sum(r["execution_time"] for _, r in parts), 3),
+              # the same code as one grade's summary: one score line, the notes after it
+              "output": summary(tests, [*lines, "joined from the passes: " + ", ".join(l for l, _ in parts)]),
+              "tests": tests}
+    stamps = [r["extra_data"]["grader"] for _, r in parts if "grader" in r.get("extra_data", {})]
+    if stamps:
+        merged["extra_data"] = {"grader": stamps[0]}
     validate(merged)
     return merged
 
@@ -89,10 +131,14 @@ def _join_student(key: str, folders: list[tuple[str, Path]]) -> tuple[dict, dict
 def plan(inputs: list[Path]) -> tuple[list[dict], dict[str, list[tuple[str, Path]]]]:
     """Check the inputs fit together: (all passes, {student key: [(pass label, its folder)]})."""
     groups: dict[str, dict] = {}   # pass signature -> {"passes", "students": {key: folder}}
+    stamps: dict[str, list[str]] = {}
     for folder in inputs:
-        passes, students = _load(folder)
+        held, students = _load(folder)
+        passes = held["passes"]
+        stamps.setdefault(json.dumps(held.get("grader"), sort_keys=True), []).append(str(folder))
         sig = " + ".join(sorted(pass_label(p) for p in passes))
-        group = groups.setdefault(sig, {"passes": passes, "students": {}, "dirs": []})
+        group = groups.setdefault(sig, {"passes": passes, "students": {}, "dirs": [], "shards": []})
+        group["shards"].append((held.get("shard"), folder))
         both = set(group["students"]) & set(students)
         if both:
             other = sorted({str(group["students"][k].parent.parent) for k in both})
@@ -100,7 +146,16 @@ def plan(inputs: list[Path]) -> tuple[list[dict], dict[str, list[tuple[str, Path
                              f"(same pass, {sig}): shards of one pass must not share students")
         group["students"].update(students)
         group["dirs"].append(folder)
+    if len(stamps) > 1:
+        raise MergeError("the inputs were graded by different graders or tests: " + "; ".join(
+            f"{', '.join(dirs)}: {json.loads(st)}" for st, dirs in stamps.items()) + "; regrade one of them")
     sigs = sorted(groups)
+    for sig in sigs:
+        _shard_set(sig, groups[sig]["shards"])
+        if _ran_nothing(groups[sig]["students"]):
+            raise MergeError(f"the {sig} pass ran no test (every one 'not run'; a GPU pass graded without a "
+                             f"GPU?): merging it would charge every student its points; grade it again where "
+                             f"it can run")
     labels = [pass_label(p) for sig in sigs for p in groups[sig]["passes"]]
     if len(set(labels)) != len(labels):
         raise MergeError(f"the same pass appears in two differently merged inputs ({', '.join(sigs)})")
@@ -119,6 +174,9 @@ def merge(inputs: list[Path], out: Path) -> int:
     inputs = [Path(d).resolve() for d in inputs]
     out = Path(out).resolve()
     try:
+        problem = out_problem(out, folder=True)
+        if problem:
+            raise MergeError(problem)
         if out in inputs:
             raise MergeError(f"--out {out} is also an input; write the merge somewhere else")
         if len(set(inputs)) != len(inputs):
@@ -135,14 +193,19 @@ def merge(inputs: list[Path], out: Path) -> int:
         dest = student_folder(out, key)
         dest.mkdir(parents=True, exist_ok=True)
         if results is None:
-            (dest / RESULTS).unlink(missing_ok=True)
+            for name in (RESULTS, REPORT):
+                (dest / name).unlink(missing_ok=True)
         else:
             write_atomically(results, dest / RESULTS)
+            write_report(dest, results)
         for _, folder in joined[key]:
             for raw in sorted(folder.glob("pytest-*.json")):
                 write_bytes_atomically(dest / raw.name, raw.read_bytes())
         write_json(dest / STUDENT, record)
-    write_json(out / BATCH, {"passes": passes})
+    held = [read_json(d / BATCH) for d in inputs]
+    write_json(out / BATCH, {"passes": passes, "shard": None, "grader": held[0].get("grader"),
+                             "uploads": sorted(merged),
+                             "not_counted": {k: v for h in held for k, v in h.get("not_counted", {}).items()}})
     path = write_gradebook(out)
     crashed = sum(1 for r, _ in merged.values() if r["status"] == "crashed")
     print(f"merged {len(inputs)} folder(s), {len(merged)} upload(s) ({crashed} crashed); wrote {path}",

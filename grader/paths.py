@@ -15,3 +15,26 @@ TEST_DIRS = (ROOT / "tests" / "public", ROOT / "tests" / "hidden")  # the graded
 # test helpers. The students' bundle and the Gradescope zip both ship it.
 TEST_SUPPORT = ("seam", "tests/__init__.py", "tests/conftest.py", "tests/checks.py", "tests/snapshot.py",
                 "tests/common")
+
+
+def out_problem(out: Path, folder: bool) -> str | None:
+    """Why ``--out`` cannot be written (checked before any grading, so a typo costs nothing), or
+    None. ``folder``: OUT_DIR (batch, merge), else a file (grade's results.json)."""
+    out = Path(out).absolute()
+    if out.exists():
+        if folder and not out.is_dir():
+            return f"--out {out} is a file; give a folder"
+        if not folder and out.is_dir():
+            return f"--out {out} is a folder; give the results.json file to write"
+    parent = out if folder and out.is_dir() else out.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"--out {out}: {parent} is a file, not a folder"
+    import tempfile
+    try:
+        with tempfile.TemporaryFile(dir=parent):
+            pass
+    except OSError as e:
+        return f"--out {out}: cannot write in {parent} ({e.strerror or e})"
+    return None

@@ -5,6 +5,7 @@ Points, problem and visibility are read from the test itself (its ``points`` mar
 report.py, whose pure functions turn them into results.json and the score table.
 """
 
+import contextlib
 import dataclasses
 import re
 import sys
@@ -15,7 +16,7 @@ import pytest
 from seam import GPU_NOT_RUN, GRADER_PLUGIN, Impl, SandboxFailure, describe
 from seam.probes import student_name
 from seam.problems import PROBLEMS
-from .gpu import unknown_gpu_message
+from .gpu import device_lock, unknown_gpu_message
 
 
 
@@ -33,6 +34,7 @@ class Fact:
     how: str = ""              # marker how: checks how the work is done (seam/tamper.py): "detected",
                                # or "caught" (how("caught"): the grader reads it from outside)
     counted: bool = True       # False: reported in the summary, left out of the total
+    waited: float = 0.0        # seconds a GPU test waited for another grader's (gpu.device_lock)
     index: int | None = None   # k in the test's number <problem>.<k>, counted over every
                                # collected test, so a --gpu skip and a --gpu only pass number
                                # their tests as one full run does (merge relies on it)
@@ -84,12 +86,14 @@ def failure_text(excinfo, longrepr=None) -> str:
 
 class GraderPlugin:
     def __init__(self, impl: Impl, gpu: str, cuda: bool, time_limit: float,
-                 unknown_gpu: str | None = None):
+                 unknown_gpu: str | None = None, gpu_uuid: str | None = None):
         """unknown_gpu: the name of this machine's GPU when the reference's peak table lacks it
-        (see gpu.py); its MFU tests are then not run and not counted."""
+        (see gpu.py); its MFU tests are then not run and not counted. gpu_uuid: the device whose
+        lock each GPU-marked test holds (gpu.device_lock), None: no lock."""
         self.__name__ = GRADER_PLUGIN  # pluggy registers a plugin under its __name__; conftest looks it up
         self.impl, self.gpu, self.cuda, self.time_limit = impl, gpu, cuda, time_limit
-        self.unknown_gpu = unknown_gpu
+        self.unknown_gpu, self.gpu_uuid = unknown_gpu, gpu_uuid
+        self._held = contextlib.ExitStack()
         self.facts: dict[str, Fact] = {}
         self.collection_errors: list[str] = []
 
@@ -122,12 +126,15 @@ class GraderPlugin:
         fact = self.facts[item.nodeid]
         if fact.gpu and not self.cuda:
             pytest.skip(GPU_NOT_RUN)
+        if fact.gpu and self.gpu_uuid:  # taken before the deadline starts: a wait is not the student's
+            fact.waited = self._held.enter_context(device_lock(self.gpu_uuid))
         marker = item.get_closest_marker("time_limit")
         limit = float(marker.args[0]) if marker else self.time_limit
         self.impl.deadline = time.monotonic() + limit
 
     def pytest_runtest_teardown(self, item):
         self.impl.deadline = None
+        self._held.close()
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):

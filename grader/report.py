@@ -19,14 +19,14 @@ def _order(fact) -> tuple:
     return (problem_number(fact.problem), fact.visibility != "visible")
 
 
-def build_results(facts, execution_time: float, notes: list[str], gpu: str) -> dict:
+def build_results(facts, execution_time: float, notes: list[str], grader: dict | None = None) -> dict:
     """results.json as Gradescope reads it; one entry per test, numbered <problem>.<k>.
 
     A test that did not run (``Fact.outcome == "not_run"``, e.g. a GPU test on a CPU machine) is
     "failed" for Gradescope, with its reason as output and ``extra_data.outcome = "not_run"``; the
     score line counts it apart from what was graded. A test that is not counted at all
     (``Fact.counted`` False: an MFU test on a GPU the peak table lacks) is left out of ``tests``
-    and named in the summary."""
+    and named in the summary. ``grader``: provenance.stamp(), kept in ``extra_data``."""
     tests, counters = [], {}
     for fact in sorted(facts, key=_order):
         k = counters[fact.problem] = counters.get(fact.problem, 0) + 1
@@ -50,11 +50,18 @@ def build_results(facts, execution_time: float, notes: list[str], gpu: str) -> d
         tests.append(entry)
     uncounted = [f"not counted: {f.problem}: {f.title}: {f.message}"
                  for f in sorted((f for f in facts if not f.counted), key=_order)]
-    # The score line first, and the only one: every note is one line of the grader's, whatever
-    # names a submission gave its files (text.py), so none of them starts a line of its own.
-    return {"score": sum(t["score"] for t in tests), "execution_time": round(execution_time, 3),
-            "output": "\n".join([score_line(tests)] + [one_line(n) for n in notes + uncounted]),
-            "tests": tests}
+    results = {"score": sum(t["score"] for t in tests), "execution_time": round(execution_time, 3),
+               "output": summary(tests, notes + uncounted), "tests": tests}
+    if grader:
+        results["extra_data"] = {"grader": grader}
+    return results
+
+
+def summary(tests: list[dict], notes: list[str]) -> str:
+    """results.json's ``output``, for one grade and for a merge of passes alike: the score line
+    first, and the only one; every note is one line of the grader's, whatever names a
+    submission gave its files (text.py), so none of them starts a line of its own."""
+    return "\n".join([score_line(tests)] + [one_line(n) for n in notes])
 
 
 def not_run(test: dict) -> bool:

@@ -18,9 +18,17 @@ Two layouts (`python -m grader batch SUBMISSIONS`):
 
 Each upload gets a key (its folder name, or the zip's name without .zip): the name of its
 folder in the batch output and what the shards are cut by.
+
+A student who resubmitted appears in several submissions of one export; ``choose`` keeps, for
+each student, the one Gradescope marks ``:active: true``, else the latest ``:created_at:``
+(then the highest submission id), and reports the others as superseded: one gradebook row per
+student. A group submission counts for each member whose choice it is.
 """
 
 import dataclasses
+import datetime
+import hashlib
+import re
 from pathlib import Path
 
 import yaml
@@ -39,14 +47,51 @@ class Student:
     email: str = ""
 
 
+    def identity(self) -> str:
+        """Who this is across submissions: the SID, else the email, else the name ("" unknown)."""
+        return self.sid or self.email.lower() or self.name
+
+
 @dataclasses.dataclass(frozen=True)
 class Upload:
     key: str                      # folder name in OUT_DIR; the shard is cut by it
     path: Path                    # the student's folder or zip (may not exist: "not found")
     students: tuple[Student, ...]
+    created: datetime.datetime | None = None   # :created_at: (an export's), for resubmissions
+    active: bool | None = None                 # :active: where the export says it
 
     def record(self) -> dict:
         return {"key": self.key, "students": [dataclasses.asdict(s) for s in self.students]}
+
+    def fingerprint(self) -> str:
+        """A hash of the upload's content (every file, by relative name): a rerun regrades an
+        upload whose bytes changed, even under a name already graded."""
+        return fingerprint(self.path)
+
+
+FINGERPRINT_BYTES = 256 << 20   # past this much (a venv uploaded by mistake), sizes stand in for bytes
+
+
+def fingerprint(path: Path) -> str:
+    digest = hashlib.sha256()
+    path = Path(path)
+    if path.is_file():
+        files = [(path.name, path)]
+    elif path.is_dir():
+        files = sorted((p.relative_to(path).as_posix(), p) for p in path.rglob("*")
+                       if p.is_file() and not p.is_symlink())
+    else:
+        return "absent"
+    read = 0
+    for rel, file in files:
+        digest.update(rel.encode(errors="surrogateescape") + b"\0")
+        try:
+            size = file.stat().st_size
+            read += size
+            digest.update(file.read_bytes() if read <= FINGERPRINT_BYTES else str(size).encode())
+        except OSError:
+            digest.update(b"unreadable")
+    return digest.hexdigest()[:16]
 
 
 class _TolerantLoader(yaml.SafeLoader):
@@ -69,8 +114,23 @@ def _text(value) -> str:
     return "" if value is None else str(value).strip()
 
 
-def parse_metadata(text: str) -> dict[str, tuple[Student, ...]]:
-    """submission_metadata.yml -> {submission folder name: its students}. Raises RosterError."""
+def _when(value) -> datetime.datetime | None:
+    """:created_at: as PyYAML reads it (a datetime, or a string it did not take for one)."""
+    if isinstance(value, datetime.datetime):
+        return value if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)
+    if isinstance(value, str) and value.strip():
+        text = re.sub(r"(\.\d{6})\d+", r"\1", value.strip())          # nanoseconds -> micro
+        text = re.sub(r"\s+([+-]\d\d):?(\d\d)$", r"\1:\2", text)      # ' -08:00' -> '-08:00'
+        try:
+            return _when(datetime.datetime.fromisoformat(text))
+        except ValueError:
+            return None
+    return None
+
+
+def parse_metadata(text: str) -> dict[str, Upload]:
+    """submission_metadata.yml -> {submission folder name: its Upload (path relative: the
+    folder name)}. Raises RosterError."""
     try:
         data = yaml.load(text, Loader=_TolerantLoader)
     except yaml.YAMLError as e:
@@ -82,9 +142,38 @@ def parse_metadata(text: str) -> dict[str, tuple[Student, ...]]:
         people = entry.get(":submitters") if isinstance(entry, dict) else None
         if not isinstance(people, list) or not all(isinstance(p, dict) for p in people):
             raise RosterError(f"{METADATA}: {folder} has no ':submitters:' list")
-        out[str(folder)] = tuple(Student(_text(p.get(":sid")), _text(p.get(":name")),
-                                         _text(p.get(":email"))) for p in people)
+        students = tuple(Student(_text(p.get(":sid")), _text(p.get(":name")), _text(p.get(":email")))
+                         for p in people)
+        active = entry.get(":active")
+        out[str(folder)] = Upload(str(folder), Path(str(folder)), students, _when(entry.get(":created_at")),
+                                  active if isinstance(active, bool) else None)
     return out
+
+
+def _submission_id(key: str) -> int:
+    digits = re.findall(r"\d+", key)
+    return int(digits[-1]) if digits else -1
+
+
+def choose(uploads: list[Upload]) -> tuple[list[Upload], dict[str, str]]:
+    """(the uploads that count, each with the students it counts for; {superseded key: why}).
+    For each student: the submission marked active, else the latest, else the highest id."""
+    oldest = datetime.datetime.min.replace(tzinfo=datetime.timezone.utc)
+    rank = {u.key: (u.active is True, u.created or oldest, _submission_id(u.key), u.key) for u in uploads}
+    theirs: dict[str, list[Upload]] = {}
+    for u in uploads:
+        for s in u.students:
+            theirs.setdefault(s.identity() or f"(unnamed in {u.key})", []).append(u)
+    pick = {who: max(ups, key=lambda u: rank[u.key]).key for who, ups in theirs.items()}
+    counted, superseded = [], {}
+    for u in uploads:
+        mine = tuple(s for s in u.students if pick[s.identity() or f"(unnamed in {u.key})"] == u.key)
+        if mine or not u.students:
+            counted.append(dataclasses.replace(u, students=mine))
+        else:
+            later = sorted({pick[s.identity()] for s in u.students})
+            superseded[u.key] = f"superseded by {', '.join(later)} (the active or latest submission)"
+    return counted, superseded
 
 
 def _export_root(folder: Path, skip: set[Path]) -> Path | None:
@@ -109,7 +198,7 @@ def discover(folder: Path, exclude: tuple[Path, ...] = ()) -> tuple[list[Upload]
     notes: list[str] = []
     if root is not None:
         students = parse_metadata((root / METADATA).read_text(errors="replace"))
-        uploads = [Upload(k, root / k, who) for k, who in students.items()]
+        uploads = [dataclasses.replace(u, path=root / k) for k, u in students.items()]
         extra = sorted(d.name for d in root.iterdir()
                        if d.name not in students and d.name != METADATA and not d.name.startswith(".")
                        and d.resolve() not in skip)

@@ -28,11 +28,10 @@ from .isolation import (INSIDE, Isolation, UidLease, bwrap_prefix, carve, expose
                         python_paths, system_paths, unshare_prefix, worker_python)
 from .cgroup import BASELINE_BYTES, Group
 from .limits import GIB, Limits
-from .submission import too_large
 from .paths import ROOT, SEAM
 from seam import Impl, SandboxFailure, codec, frames, smaps
-from seam.problems import PROBLEMS
 from seam.probes import problem_of
+from seam.upload import graded_modules
 
 WORKER = Path(__file__).with_name("_worker.py")
 LANDLOCK = Path(__file__).with_name("landlock.py")
@@ -284,14 +283,12 @@ class Zygote:
         self._set_folders()
         for old in self.inbox.iterdir():
             old.unlink() if not old.is_dir() or old.is_symlink() else shutil.rmtree(old)
-        for problem in PROBLEMS:
-            src = Path(submission_dir) / f"{problem}.py"
-            if src.is_file() and not src.is_symlink() and not too_large(src):
-                dest = self.inbox / f"{problem}.py"
-                shutil.copyfile(src, dest)
-                if self.group_id is not None:  # root's, readable by the worker's group alone
-                    os.chown(dest, os.geteuid(), self.group_id)
-                os.chmod(dest, 0o644 if self.group_id is None else 0o640)
+        for src in graded_modules(submission_dir):  # the locator's rule: what seam.check shows
+            dest = self.inbox / src.name
+            shutil.copyfile(src, dest)
+            if self.group_id is not None:  # root's, readable by the worker's group alone
+                os.chown(dest, os.geteuid(), self.group_id)
+            os.chmod(dest, 0o644 if self.group_id is None else 0o640)
 
     def exit_code(self, timeout: float) -> int | None:
         """The ended worker's exit code (negative: killed by that signal), once the zygote has
@@ -475,15 +472,17 @@ class Sandbox(Impl):
             while True:
                 left = deadline - time.monotonic()
                 sets = ([], [fd], []) if writing else ([fd], [], [])
-                if left > 0 and any(select.select(*sets, min(left, WATCH_POLL) if watch else left)):
-                    return
-                if left <= 0 or not watch:
-                    self._kill()
-                    raise TimeoutError(doing)
+                ready = left > 0 and any(select.select(*sets, min(left, WATCH_POLL) if watch else left))
+                # measured also when the reply is ready: a fast writer must not beat the poll
                 if disk and _folder_bytes(self.zygote.work) > self.limits.disk_bytes:
                     self._kill()
                     raise SandboxFailure(f"{doing}: wrote more than {self.limits.disk_bytes >> 20} MiB "
                                          "to its scratch folder; the worker was restarted")
+                if ready:
+                    return
+                if left <= 0 or not watch:
+                    self._kill()
+                    raise TimeoutError(doing)
                 cap = (self.limits.memory_bytes or 0) + BASELINE_BYTES
                 if memory and self.zygote.proc and (held := _tree_bytes(self.zygote.proc.pid)) > cap:
                     self._kill()

@@ -17,10 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from grader import gpu as gpu_info
 from grader.grade import grade
-from grader.gradebook import read_json
+from grader.gradebook import POINTS_POSSIBLE, read_json, student_rows
 from grader.paths import REFERENCE, ROOT
-from grader.report import validate
+from grader.provenance import stamp
+from grader.roster import fingerprint
+from grader.report import render_table, validate
 from tests.self.bugs import all_bugs
 
 PROBLEM = "intensity"
@@ -72,9 +75,9 @@ def clean_env() -> dict:
             if not k.startswith("SLURM_ARRAY") and k != "JOB_COMPLETION_INDEX"}
 
 
-def run(*args, timeout=900, check=None) -> subprocess.CompletedProcess:
+def run(*args, timeout=900, check=None, env=None) -> subprocess.CompletedProcess:
     proc = subprocess.run([sys.executable, "-m", "grader", *map(str, args)], capture_output=True,
-                          text=True, cwd=ROOT, timeout=timeout, env=clean_env())
+                          text=True, cwd=ROOT, timeout=timeout, env={**clean_env(), **(env or {})})
     if check is not None:
         assert proc.returncode == check, f"exit {proc.returncode}\n{proc.stderr[-3000:]}"
     return proc
@@ -85,7 +88,7 @@ def batch_cli(submissions, out, *extra, check=0):
 
 
 def gradebook(out: Path) -> list[dict]:
-    return list(csv.DictReader(io.StringIO((out / "gradebook.csv").read_text())))
+    return student_rows((out / "gradebook.csv").read_text())
 
 
 def intensity_bug():
@@ -121,7 +124,11 @@ def graded(tmp_path_factory):
 def test_statuses_and_gradebook(graded):
     root, out, proc = graded
     rows = gradebook(out)
-    assert list(rows[0]) == ["student_id", "name", "email", "total", PROBLEM, "status", "submission"]
+    assert list(rows[0]) == ["student_id", "name", "email", "total", PROBLEM, "not_run", "status", "submission"]
+    possible = next(csv.DictReader(io.StringIO((out / "gradebook.csv").read_text())))
+    full = sum(t["max_score"] for t in read_json(out / "students" / "submission_1001" / "results.json")["tests"])
+    assert possible["name"] == POINTS_POSSIBLE and float(possible["total"]) == float(possible[PROBLEM]) == full
+    assert possible["not_run"] == "0" and {r["not_run"] for r in rows if r["status"] != "crashed"} == {"0"}
     by_sid = {r["student_id"]: r for r in rows}
     assert set(by_sid) == {"1815", "1791", "1906", "1912", "1882", "1906b", "1903"}  # a row per submitter
     assert {r["submission"]: r["status"] for r in rows} == EXPECTED_STATUS
@@ -175,11 +182,20 @@ def test_rerun_skips_what_is_done(graded):
     assert {p: p.stat().st_mtime_ns for p in out.glob("students/*/results.json")} == before
 
 
-def test_shards_merge_into_the_unsharded_gradebook_byte_for_byte(graded, tmp_path):
-    root, out, _ = graded
-    shards = [tmp_path / f"shard{i}" for i in range(2)]
+@pytest.fixture(scope="module")
+def sharded(graded, tmp_path_factory):
+    """The same class in three shards (--shard I/3)."""
+    root, _, _ = graded
+    shards = [tmp_path_factory.mktemp(f"shard{i}") / "out" for i in range(3)]
     for i, shard_out in enumerate(shards):
-        batch_cli(root, shard_out, "--shard", f"{i}/2")
+        batch_cli(root, shard_out, "--shard", f"{i}/3")
+    return shards
+
+
+def test_shards_merge_into_the_unsharded_gradebook_byte_for_byte(graded, sharded, tmp_path):
+    root, out, _ = graded
+    shards = sharded
+    assert [read_json(s / "batch.json")["shard"] for s in shards] == [[0, 3], [1, 3], [2, 3]]
     keys = [{d.name for d in (s / "students").iterdir() if (d / "student.json").exists()} for s in shards]
     assert set().union(*keys) == set(EXPECTED_STATUS)
     assert sum(map(len, keys)) == len(EXPECTED_STATUS)                     # disjoint
@@ -196,7 +212,8 @@ def test_merge_conflicts_are_errors(graded, tmp_path):
     assert "shards of one pass must not share students" in proc.stderr and "submission_1001" in proc.stderr
     gpu = tmp_path / "gpu"                                                 # "another pass", same tests
     shutil.copytree(out, gpu)
-    (gpu / "batch.json").write_text(json.dumps({"passes": [{"gpu": "only", "only": [PROBLEM]}]}))
+    (gpu / "batch.json").write_text(json.dumps({**read_json(gpu / "batch.json"),
+                                                "passes": [{"gpu": "only", "only": [PROBLEM]}]}))
     proc = run("merge", out, gpu, "--out", tmp_path / "m2", check=2)
     assert "is in two passes" in proc.stderr
     shutil.rmtree(gpu / "students" / "submission_1003")                                 # passes over different students
@@ -207,25 +224,33 @@ def test_merge_conflicts_are_errors(graded, tmp_path):
         assert not (tmp_path / m / "gradebook.csv").exists()
 
 
-def test_cpu_pass_and_gpu_pass_merge_into_one_full_grade(tmp_path):
-    """--gpu skip + --gpu only, merged == one --gpu auto grade (on CPU the GPU tests are 'not
-    run' in both, with the same text; on a CUDA machine they run in both)."""
+def test_cpu_pass_and_gpu_pass_merge_into_one_full_grade(tmp_path, monkeypatch):
+    """--gpu skip + --gpu only, merged == one --gpu auto grade on the same GPU. The GPU pass runs
+    on the fake CUDA device (gpu.FAKE): its GPU tests run, and fail for want of CUDA, alike in
+    both; without any CUDA `--gpu only` is refused (test_gpu_pass_refusals)."""
     problem = "optim"  # has GPU-marked tests
     klass = tmp_path / "class"
     shutil.copytree(REFERENCE, klass / "ada")
     cpu, gpu_out, merged = tmp_path / "cpu", tmp_path / "gpu", tmp_path / "merged"
+    fake = {gpu_info.FAKE: "NVIDIA H100 80GB HBM3"}
     run("batch", klass, "--out", cpu, "--only", problem, "--gpu", "skip", check=0)
-    run("batch", klass, "--out", gpu_out, "--only", problem, "--gpu", "only", check=0)
+    run("batch", klass, "--out", gpu_out, "--only", problem, "--gpu", "only", check=0, env=fake)
     run("merge", cpu, gpu_out, "--out", merged, check=0)
     full = tmp_path / "full.json"
+    monkeypatch.setenv(gpu_info.FAKE, fake[gpu_info.FAKE])
     assert grade(klass / "ada", full, gpu="auto", quiet=True, problems=[problem]) == 0
     want, got = read_json(full), read_json(merged / "students" / "ada" / "results.json")
     validate(got)
     cpu_tests = read_json(cpu / "students" / "ada" / "results.json")["tests"]
     gpu_tests = read_json(gpu_out / "students" / "ada" / "results.json")["tests"]
     assert cpu_tests and gpu_tests and not {t["number"] for t in cpu_tests} & {t["number"] for t in gpu_tests}
+    assert any(t["status"] == "failed" and not t.get("extra_data") for t in gpu_tests)  # they ran
     assert got["tests"] == want["tests"] and got["score"] == want["score"]
     assert got["output"].splitlines()[0] == want["output"].splitlines()[0]  # one score line, one code
+    assert not got["output"].splitlines()[0].endswith(")")                   # nothing "not run" left
+    assert got["extra_data"] == want["extra_data"] == {"grader": stamp()}
+    report = (merged / "students" / "ada" / "report.txt").read_text()
+    assert report == render_table(got) + "\n" and report.rstrip().endswith(got["output"].splitlines()[0])
     assert set(read_json(merged / "students" / "ada" / "student.json")["passes"][i]["gpu"] for i in (0, 1)) == {"skip", "only"}
     assert sorted(p.name for p in (merged / "students" / "ada").glob("pytest-*.json")) == \
         [f"pytest-gpu-only-{problem}.json", f"pytest-gpu-skip-{problem}.json"]
@@ -305,12 +330,144 @@ def test_a_dead_grader_process_costs_one_student_and_the_batch_goes_on(tmp_path)
     (["batch", "{bad}", "--out", "{tmp}/o"], "not valid YAML"),
     (["merge", "{class}", "--out", "{tmp}/o"], "not a batch output"),
     (["grade", "/no/such/upload.zip", "--out", "{tmp}/o/results.json"], "no such file or folder"),
+    # the GPU pass where there is no GPU: refused before anything (it graded everyone 0/0)
+    (["batch", "{class}", "--out", "{tmp}/o", "--gpu", "only"], "--gpu only, but CUDA is not available"),
+    (["batch", "{class}", "--out", "{tmp}/o", "--gpu", "require"], "--gpu require, but CUDA is not available"),
+    (["grade", "{class}/ada", "--out", "{tmp}/o/results.json", "--gpu", "only"], "it would grade nothing"),
+    # a bad --out, before any grading (it was a traceback after all of it)
+    (["grade", "{class}/ada", "--out", "{class}"], "is a folder; give the results.json file"),
+    (["grade", "{class}/ada", "--out", "{file}/o/results.json"], "is a file, not a folder"),
+    (["grade", "{class}/ada", "--out", "/proc/o/results.json"], "cannot write in /proc"),
+    (["batch", "{class}", "--out", "{file}"], "is a file; give a folder"),
+    (["batch", "{class}", "--out", "{class}"], "is not empty and is no batch output"),
+    (["merge", "{class}", "--out", "{file}"], "is a file; give a folder"),
 ])
 def test_the_tas_mistakes_exit_2_with_one_line(tmp_path, args, message):
     (tmp_path / "class" / "ada").mkdir(parents=True)
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "submission_metadata.yml").write_text("submission_1: [unclosed\n")
-    fill = lambda a: a.format(tmp=tmp_path, **{"class": tmp_path / "class", "bad": tmp_path / "bad"})
+    (tmp_path / "file").write_text("not a folder\n")
+    fill = lambda a: a.format(tmp=tmp_path, file=tmp_path / "file",
+                              **{"class": tmp_path / "class", "bad": tmp_path / "bad"})
     proc = run(*map(fill, args), check=2)
     assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
-    assert not (tmp_path / "o").exists()
+    assert not (tmp_path / "o").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["bad", "class", "file"]
+    assert sorted(p.name for p in (tmp_path / "class").iterdir()) == ["ada"]
+
+
+def test_rerun_after_changing_options_is_refused_and_leaves_the_output(graded, tmp_path):
+    root, out, _ = graded
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    for extra, message in ((["--gpu", "auto"], "holds a batch with other options"),
+                           (["--gpu", "skip", "--shard", "0/2"], "holds the whole class, not shard 0/2")):
+        proc = run("batch", root, "--out", out, "--only", PROBLEM, *extra, check=2)
+        assert message in proc.stderr, proc.stderr
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+
+
+def re_export(metadata: str) -> str:
+    """The export a week on: Grace's first submission dated, her resubmission (submission_1007,
+    later) added, John von Neumann's entry (the last) gone."""
+    grace = "    :email: grace@example.edu\n"
+    text = metadata[:metadata.index("submission_1006:")]
+    text = text.replace(grace, grace + "  :created_at: 2024-02-01 09:00:00.000000000 -08:00\n", 1)
+    return text + ("submission_1007:\n  :submitters:\n  - :name: Grace Hopper\n    :sid: '1906'\n"
+                   "    :email: grace@example.edu\n  :created_at: 2024-02-03 10:00:00.000000000 -08:00\n")
+
+
+def test_a_re_export_one_row_per_student_dropped_listed_changes_regraded(graded, tmp_path):
+    """The export again, a week on: Grace resubmitted (a new submission_1007, later), John von
+    Neumann dropped (gone from the export), Kurt fixed his file under the same name, and
+    submission_1001 was graded by another version of the tests. One row per student, the
+    latest submission's; the dropped one listed, not counted; exactly the three changed
+    uploads regraded, each reason said."""
+    root, first, _ = graded
+    out = tmp_path / "out"
+    shutil.copytree(first, out)
+    export = tmp_path / "class" / "assignment_42_export"
+    shutil.copytree(root / "assignment_42_export", export)
+    (export / "submission_metadata.yml").write_text(re_export(METADATA))
+    shutil.copytree(REFERENCE, export / "submission_1007")
+    shutil.copyfile(REFERENCE / f"{PROBLEM}.py", export / "submission_1005" / f"{PROBLEM}.py")
+    record = read_json(out / "students" / "submission_1001" / "student.json")
+    (out / "students" / "submission_1001" / "student.json").write_text(
+        json.dumps({**record, "grader": {"version": "0.0.9", "tests": "0" * 16}}))
+    proc = batch_cli(tmp_path / "class", out)
+    assert "5 upload(s); 2 already graded" in proc.stderr and "3 to grade" in proc.stderr, proc.stderr
+    assert "(regrading 1 other grader or tests, 1 changed upload)" in proc.stderr, proc.stderr
+    assert "submission_1002: superseded by submission_1007" in proc.stderr
+    assert "submission_1006: not in this export" in proc.stderr
+    rows = gradebook(out)
+    assert [r["submission"] for r in rows if r["student_id"] == "1906"] == ["submission_1007"]
+    assert not [r for r in rows if r["student_id"] == "1903"]                     # dropped: not counted
+    assert len(rows) == len({r["student_id"] for r in rows}) == 6
+    full = read_json(out / "students" / "submission_1001" / "results.json")["score"]
+    assert float(next(r for r in rows if r["student_id"] == "1906")["total"]) == full
+    assert float(next(r for r in rows if r["student_id"] == "1906b")["total"]) == full
+    held = read_json(out / "batch.json")
+    assert set(held["not_counted"]) == {"submission_1002", "submission_1006"}
+    assert (out / "students" / "submission_1006" / "results.json").exists()      # kept, not counted
+    assert read_json(out / "students" / "submission_1001" / "student.json")["grader"] == stamp()
+    again = batch_cli(tmp_path / "class", out)
+    assert "0 to grade" in again.stderr and "regrading" not in again.stderr
+
+
+def test_merge_refuses_a_pass_that_ran_nothing_and_an_incomplete_shard_set(graded, sharded, tmp_path):
+    root, out, _ = graded
+    gpu = tmp_path / "gpu"                       # a "GPU pass" made where there was no GPU
+    shutil.copytree(out, gpu)
+    held = read_json(gpu / "batch.json")
+    (gpu / "batch.json").write_text(json.dumps({**held, "passes": [{"gpu": "only", "only": [PROBLEM]}]}))
+    for results in gpu.glob("students/*/results.json"):
+        data = read_json(results)
+        data["tests"] = [{**t, "number": f"{t['number']}9", "status": "failed", "score": 0,
+                          "extra_data": {"outcome": "not_run"}} for t in data["tests"]]
+        results.write_text(json.dumps(data))
+    proc = run("merge", out, gpu, "--out", tmp_path / "m", check=2)
+    assert "the gpu-only-intensity pass ran no test" in proc.stderr, proc.stderr
+    shards = sharded
+    proc = run("merge", shards[0], shards[2], "--out", tmp_path / "m", check=2)
+    assert "incomplete: shard(s) 1/3 missing (have 0/3, 2/3)" in proc.stderr, proc.stderr
+    twin = tmp_path / "twin"
+    shutil.copytree(shards[0], twin)
+    shutil.rmtree(twin / "students")                                     # no shared student, same I/N
+    proc = run("merge", *shards, twin, "--out", tmp_path / "m", check=2)
+    assert "shard 0/3 of gpu-skip-intensity is given twice" in proc.stderr, proc.stderr
+    proc = run("merge", out, twin, "--out", tmp_path / "m", check=2)
+    assert "graded the whole class (gpu-skip-intensity) and cannot be merged with shards" in proc.stderr
+    assert not (tmp_path / "m").exists()
+    run("merge", *shards, "--out", tmp_path / "m", check=0)
+
+
+def test_export_for_gradescope_and_canvas(graded, tmp_path):
+    _, out, _ = graded
+    rows = gradebook(out)
+    run("export", out, "--format", "gradescope", "--out", tmp_path / "gs.csv", check=0)
+    gs = list(csv.reader(io.StringIO((tmp_path / "gs.csv").read_text())))
+    assert gs[0] == ["Name", "SID", "Email", "Total Score"]
+    assert sorted(gs[1:]) == sorted([r["name"], r["student_id"], r["email"], r["total"]] for r in rows)
+    run("export", out, "--format", "canvas", "--out", tmp_path / "canvas.csv", "--title", "HW2 (4242)", check=0)
+    cv = list(csv.reader(io.StringIO((tmp_path / "canvas.csv").read_text())))
+    assert cv[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "HW2 (4242)"]
+    full = sum(t["max_score"] for t in read_json(out / "students" / "submission_1001" / "results.json")["tests"])
+    assert cv[1] == ["Points Possible", "", "", "", "", f"{full:g}"]
+    assert sorted(cv[2:]) == sorted([r["name"], "", r["student_id"], r["email"], "", r["total"]] for r in rows)
+
+
+def test_version_and_what_a_ta_reads(graded):
+    root, out, proc = graded
+    version = run("--version", check=0).stdout
+    assert stamp()["version"] in version and stamp()["tests"] in version
+    assert read_json(out / "batch.json")["grader"] == stamp()
+    for folder in (out / "students").iterdir():
+        student = read_json(folder / "student.json")
+        assert student["grader"] == stamp()
+        assert student["upload"] == ("absent" if folder.name == "submission_1006" else fingerprint(
+            root / "assignment_42_export" / folder.name))
+        results = read_json(folder / "results.json")
+        assert results["extra_data"] == {"grader": stamp()}
+        assert (folder / "report.txt").read_text() == render_table(results) + "\n"
+    summary = proc.stderr[proc.stderr.index("class: "):].splitlines()
+    assert summary[0].startswith("class: 6 upload(s) (3 graded, 1 ambiguous, 1 empty, 1 not found); mean ")
+    assert summary[1].startswith(f"per problem (mean): {PROBLEM} ")
+    assert summary[2].startswith("most failed: 4.") and "of 6)" in summary[2]

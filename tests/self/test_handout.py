@@ -35,3 +35,21 @@ def test_problem_section_states_its_points(facts, problem):
     assert f"| {problem_number(problem)} | `{problem}` | [{PROBLEMS[problem].title}](problems/{problem}.md) " \
         f"| {row['public']:g} | {row['hidden']:g} |" in handout_table()
 
+
+
+def test_the_gradescope_settings_match_the_rubric_and_the_limits(facts):
+    """README's Gradescope settings: the total to enter is the rubric's CPU points, the GPU
+    assignment's its GPU points, and the timeout covers the worst case the limits allow."""
+    from grader.limits import Limits
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("### Gradescope settings")
+    end = readme.find("\n## ", start)
+    block = readme[start:end if end > 0 else None]
+    total, gpu = sum(f.points for f in facts), sum(f.points for f in facts if f.gpu)
+    assert f"| total points | {total - gpu:g} | the rubric's {total:g} less the {gpu:g} GPU points" in block
+    assert f"a second Gradescope assignment worth {gpu:g} points" in block
+    limits = Limits()
+    bound = limits.startup + len(PROBLEMS) * limits.timeouts_per_problem * limits.time_per_test
+    minutes = int(re.search(r"\| autograder timeout \| (\d+) minutes \|", block).group(1))
+    assert minutes * 60 >= bound and f"{bound / 60:.0f} min" in block
+    assert f"{limits.memory_bytes / (1 << 30):g} GiB beyond torch" in block

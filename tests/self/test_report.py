@@ -21,7 +21,7 @@ def facts():
 
 
 def test_build_results_scores_numbers_and_orders():
-    results = build_results(facts(), 1.5, ["note"], "auto")
+    results = build_results(facts(), 1.5, ["note"])
     validate(results)
     assert results["score"] == 5
     assert [t["number"] for t in results["tests"]] == ["1.1", "3.1", "3.2", "8.1"]
@@ -34,7 +34,7 @@ def test_build_results_scores_numbers_and_orders():
 
 
 def test_table_shows_expected_and_got():
-    table = render_table(build_results(facts(), 1.0, [], "auto"))
+    table = render_table(build_results(facts(), 1.0, []))
     assert "expected: 6" in table and "got:      7" in table
     assert table.splitlines()[-1].startswith("Score: 5/6 graded")
 
@@ -42,12 +42,12 @@ def test_table_shows_expected_and_got():
 def test_not_run_is_shown_as_not_run_not_as_a_failure():
     """A GPU test on a CPU machine: NOT RUN with its reason, never FAIL; the score line keeps it
     apart from what was graded (a reference solution must not look broken)."""
-    table = render_table(build_results(facts(), 1.0, ["sandbox: test"], "auto"))
+    table = render_table(build_results(facts(), 1.0, ["sandbox: test"]))
     assert "NOT RUN 8.1 optim: gpu memory (2 pt)" in table and "FAIL 8.1" not in table
     assert "not run: needs CUDA" in table
     assert table.splitlines()[0] == "sandbox: test"
     all_ran = [f for f in facts() if f.outcome != "not_run"]
-    line = build_results(all_ran, 1.0, [], "auto")["output"]
+    line = build_results(all_ran, 1.0, [])["output"]
     assert line == "Score: 5/6"
 
 
@@ -55,7 +55,7 @@ def test_an_unusable_submission_reads_cause_first_and_one_line_per_problem():
     missing = [Fact(f"tests/public/test_{p}.py::t{i}", p, f"t{i}", 1, "visible", False, "failed",
                     f"{p}.py is missing from the submission") for p in ("tensors", "flops") for i in range(5)]
     cause = "no problem modules found in the submission (it is empty). Expected layout: ..."
-    results = build_results(missing, 1.0, [cause], "auto")
+    results = build_results(missing, 1.0, [cause])
     table = render_table(results)
     lines = table.splitlines()
     assert lines[0] == cause and table.count(cause) == 1
@@ -70,7 +70,7 @@ def test_an_unusable_submission_reads_cause_first_and_one_line_per_problem():
     lambda r: r["tests"][0].update(visibility="public"), lambda r: r["tests"][0].pop("max_score"),
     lambda r: r.update(extra=1), lambda r: r["tests"][0].update(extra_data={"outcome": "skipped"})])
 def test_schema_rejects_malformed(mutate):
-    results = build_results(facts(), 1.0, [], "auto")
+    results = build_results(facts(), 1.0, [])
     mutate(results)
     with pytest.raises(jsonschema.ValidationError):
         validate(results)
@@ -78,7 +78,7 @@ def test_schema_rejects_malformed(mutate):
 
 def test_write_is_atomic_and_validated(tmp_path):
     out = tmp_path / "deep" / "results.json"
-    good = build_results(facts(), 1.0, [], "auto")
+    good = build_results(facts(), 1.0, [])
     write_atomically(good, out)
     assert json.loads(out.read_text()) == good
     bad = dict(good, score=-1)

@@ -1,9 +1,12 @@
 """Shards (disjoint, covering, stable as a class grows, taken from Slurm or Kubernetes) and the
 class roster (plain folders and zips, Gradescope's export and its submission_metadata.yml)."""
 
+import datetime
+from pathlib import Path
+
 import pytest
 
-from grader.roster import RosterError, Student, discover, parse_metadata
+from grader.roster import RosterError, Student, Upload, choose, discover, parse_metadata
 from grader.shards import ShardError, resolve, select, shard_of
 
 KEYS = [f"student{i:03d}" for i in range(200)]
@@ -83,11 +86,37 @@ submission_12:
 
 def test_metadata_as_gradescope_writes_it():
     parsed = parse_metadata(METADATA)
-    assert parsed == {
+    assert {k: u.students for k, u in parsed.items()} == {
         "submission_11": (Student("1815", "Ada Lovelace", "ada@example.edu"),
                           Student("1791", "Charles Babbage", "charles@example.edu")),
         "submission_12": (Student("", "Emmy Noether", ""),),
     }
+    assert parsed["submission_11"].created == datetime.datetime(
+        2024, 2, 2, 7, 59, tzinfo=datetime.timezone.utc)              # -08:00, as Gradescope writes it
+    assert parsed["submission_12"].created is None
+
+
+def _up(key, *sids, created=None, active=None):
+    return Upload(key, Path(key), tuple(Student(s) for s in sids),
+                  created and datetime.datetime.fromisoformat(created), active)
+
+
+def test_one_submission_per_student():
+    """The active one, else the latest, else the highest id; a group counts for each member
+    whose choice it is; the rest are superseded, each saying by which."""
+    counted, superseded = choose([
+        _up("submission_1", "ada", "bob", created="2024-02-01T10:00:00+00:00"),   # a group
+        _up("submission_2", "ada", created="2024-02-02T10:00:00+00:00"),          # ada resubmits alone
+        _up("submission_3", "cy", created="2024-02-03T10:00:00+00:00", active=False),
+        _up("submission_4", "cy", created="2024-02-01T10:00:00+00:00", active=True),  # active wins
+        _up("submission_5", "dee"), _up("submission_6", "dee"),                    # no dates: highest id
+        _up("submission_7", "eve", created="2024-02-01T10:00:00+00:00"),
+        _up("submission_8")])                                                      # nobody named
+    assert {u.key: [s.sid for s in u.students] for u in counted} == {
+        "submission_1": ["bob"], "submission_2": ["ada"], "submission_4": ["cy"], "submission_6": ["dee"],
+        "submission_7": ["eve"], "submission_8": []}
+    assert superseded == {"submission_3": "superseded by submission_4 (the active or latest submission)",
+                          "submission_5": "superseded by submission_6 (the active or latest submission)"}
 
 
 @pytest.mark.parametrize("text, message", [

@@ -2,7 +2,7 @@
 
 import zipfile
 
-from grader.submission import locate
+from seam.upload import locate
 
 
 def write(folder, names):

@@ -61,7 +61,7 @@ def test_mfu_tests_not_run_and_not_counted(runs):
 
 def test_report_leaves_them_out_of_the_total_and_names_them(runs):
     cpu_facts, facts = runs
-    results = build_results(facts, 1.0, [], "auto")
+    results = build_results(facts, 1.0, [])
     validate(results)
     assert results["score"] == sum(t["max_score"] for t in results["tests"]) > 0
     assert all(t["status"] == "passed" for t in results["tests"])
@@ -71,10 +71,10 @@ def test_report_leaves_them_out_of_the_total_and_names_them(runs):
     assert len(lines) == 2 and all(f"unknown GPU '{UNKNOWN}'" in line for line in lines)
     assert "no CUDA here" not in results["output"]
     # the other tests keep the numbers they have in any other run
-    on_cpu = {t["name"]: t["number"] for t in build_results(cpu_facts, 1.0, [], "auto")["tests"]}
+    on_cpu = {t["name"]: t["number"] for t in build_results(cpu_facts, 1.0, [])["tests"]}
     assert all(on_cpu[t["name"]] == t["number"] for t in results["tests"])
     # while without CUDA the same tests are counted and fail "not run: needs CUDA"
-    assert sum("needs CUDA" in t["output"] for t in build_results(cpu_facts, 1.0, [], "auto")["tests"]) == 2
+    assert sum("needs CUDA" in t["output"] for t in build_results(cpu_facts, 1.0, [])["tests"]) == 2
 
 
 def test_gpu_require_refuses_an_unknown_gpu(tmp_path, monkeypatch, capsys):

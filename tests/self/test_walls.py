@@ -13,7 +13,7 @@ from grader.grade import grade
 from grader.isolation import Isolation, IsolationUnavailable
 from grader.limits import Limits
 from grader.sandbox import Sandbox, Zygote
-from grader.submission import MAX_MODULE_BYTES, locate
+from seam.upload import MAX_MODULE_BYTES, locate
 from seam import SandboxFailure
 
 VEHICLE = "intensity"
