@@ -27,7 +27,7 @@ from .limits import Limits
 from .text import one_line
 from .paths import ROOT, out_problem
 from .provenance import stamp
-from .roster import RosterError, choose, discover
+from .roster import RosterError, choose, class_digest, discover
 from .shards import ShardError, resolve, select as select_shard
 
 TASKS_PER_JOB = 50            # a job is replaced after this many students (bounds any leak)
@@ -152,19 +152,19 @@ def batch(submissions: Path, out: Path, jobs: int = 1, shard: str | None = None,
           shard_count: int | None = None, gpu: str = "auto", time_limit: float = Limits.time_per_test,
           problems: list[str] | None = None, regrade: bool = False, isolation: str = "auto") -> int:
     """Every option is checked before OUT_DIR is touched: a TA's mistake leaves nothing behind."""
-    from .grade import check_options  # torch: here, not at import (merge and export need none)
     submissions, out = submissions.resolve(), out.resolve()
     the_pass = {"gpu": gpu, "only": problems}
     try:
         slice_ = resolve(shard, shard_count)
-        setup, problem = check_options(gpu, problems, time_limit, isolation)
-        if problem:
-            raise ValueError(problem)
         clash = _check_out(out, the_pass, list(slice_) if slice_ else None)
         if clash:
             raise ValueError(clash)
         everyone, notes = discover(submissions, exclude=(out,))
         uploads, superseded = choose(everyone)
+        from .grade import check_options  # last, and here: it imports torch (the checks above need none)
+        _, problem = check_options(gpu, problems, time_limit, isolation)
+        if problem:
+            raise ValueError(problem)
     except (RosterError, ShardError, ValueError) as e:
         print(f"error: {one_line(e)}", file=sys.stderr)  # it may name uploads
         return 2
@@ -200,8 +200,8 @@ def batch(submissions: Path, out: Path, jobs: int = 1, shard: str | None = None,
         if not why and record.get("students") != u.record()["students"]:
             write_json(student_folder(out, u.key) / STUDENT, {**record, "students": u.record()["students"]})
     write_json(out / BATCH, {"passes": [the_pass], "shard": list(slice_) if slice_ else None,
-                             "grader": grader, "uploads": sorted(u.key for u in uploads),
-                             "not_counted": not_counted})
+                             "grader": grader, "class": class_digest(everyone),
+                             "uploads": sorted(u.key for u in uploads), "not_counted": not_counted})
     tasks = [{**u.record(), "path": str(u.path), "out": str(student_folder(out, u.key)), "pass": the_pass,
               "upload": fp} for u, fp in todo]
     cfg = {"gpu": gpu, "time_limit": time_limit, "problems": problems, "isolation": isolation,

@@ -133,7 +133,8 @@ MERGE_EXIT = """exit status:
   0  merged; OUT_DIR holds one results.json per student and gradebook.csv
   2  bad or conflicting inputs (the one-line message says which): a student in two shards of
      one pass, a shard missing or given twice, passes over different students, the same test
-     in two passes, a pass that ran no test, inputs graded by different graders or tests"""
+     in two passes, a pass that ran no test, inputs graded by different graders or tests or
+     from different downloads of the class"""
 
 
 def _positive_int(text: str) -> int:

@@ -10,21 +10,12 @@ refuses to start on such a GPU instead.
 ``device_name`` is the one place the grader reads the GPU: the self-tests monkeypatch it to
 grade "on" a GPU this machine does not have.
 
-Graders that share a GPU (``batch --jobs 2`` on a one-GPU node, two grades side by side) take
-``device_lock`` around each GPU-marked test, so an MFU test never times its matmuls while
-another grader's run on the same device. The lock is an ``flock`` on a file named by the GPU's
-UUID (the same card whatever CUDA_VISIBLE_DEVICES numbers it) in LOCK_DIR, a root-only folder
-(0700) no student process can reach; graders in separate containers have separate /tmp and
-do not see each other's locks: give each container its own GPU.
+``device_uuid`` names the card for the lock graders sharing it take (gpulock.py).
 """
 
-import contextlib
-import fcntl
 import importlib
 import os
 import re
-import time
-from pathlib import Path
 
 import torch
 
@@ -59,23 +50,6 @@ def device_uuid() -> str | None:
         return None
     uuid = str(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid)
     return uuid if uuid.startswith("GPU-") else f"GPU-{uuid}"
-
-
-LOCK_DIR = Path("/tmp/cs336-grader-gpu-locks")
-
-
-@contextlib.contextmanager
-def device_lock(uuid: str):
-    """Hold the GPU ``uuid`` alone (among graders on this machine); yields the seconds waited."""
-    LOCK_DIR.mkdir(mode=0o700, exist_ok=True)
-    name = re.sub(r"[^A-Za-z0-9-]", "_", uuid)
-    fd = os.open(LOCK_DIR / f"{name}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        start = time.monotonic()
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield time.monotonic() - start
-    finally:
-        os.close(fd)  # closing drops the lock
 
 
 def has_peak(name: str) -> bool:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from . import gpu as gpu_info
+from .gpulock import lock_dir
 from .isolation import Isolation, IsolationUnavailable
 from .paths import ROOT, TEST_DIRS, out_problem
 from .plugin import GraderPlugin
@@ -105,6 +106,11 @@ def check_options(gpu: str = "auto", problems: list[str] | None = None,
     except IsolationUnavailable as e:
         return None, f"{e}; no report written"
     uuid = gpu_info.device_uuid() if gpu_name and gpu != "skip" else None
+    if uuid:
+        try:  # now, not in each GPU test: a lock folder that cannot be trusted would fail them all
+            lock_dir()
+        except (RuntimeError, OSError) as e:
+            return None, f"{e}; no report written"
     return Setup(gpu, problems, time_limit, gpu_name, uuid, unknown_gpu, confinement), None
 
 

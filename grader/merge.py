@@ -10,7 +10,8 @@ Inputs are grouped by pass (the ``--gpu``/``--only`` options in each batch.json)
 The shards of a pass must be the whole set: each batch.json records its ``I/N``, and merge
 refuses a set with a shard missing, a shard given twice, or counts that disagree. It refuses a
 pass in which no test ran (a GPU pass graded where there was no GPU would charge every student
-its points), and inputs graded by different graders or tests (batch.json's stamp).
+its points), inputs graded by different graders or tests (batch.json's stamp), and inputs
+graded from different downloads of the class (batch.json's ``class``).
 Anything else is a conflict and an error (exit 2) that names the students or tests.
 """
 
@@ -132,10 +133,12 @@ def plan(inputs: list[Path]) -> tuple[list[dict], dict[str, list[tuple[str, Path
     """Check the inputs fit together: (all passes, {student key: [(pass label, its folder)]})."""
     groups: dict[str, dict] = {}   # pass signature -> {"passes", "students": {key: folder}}
     stamps: dict[str, list[str]] = {}
+    classes: dict[str | None, list[str]] = {}
     for folder in inputs:
         held, students = _load(folder)
         passes = held["passes"]
         stamps.setdefault(json.dumps(held.get("grader"), sort_keys=True), []).append(str(folder))
+        classes.setdefault(held.get("class"), []).append(str(folder))
         sig = " + ".join(sorted(pass_label(p) for p in passes))
         group = groups.setdefault(sig, {"passes": passes, "students": {}, "dirs": [], "shards": []})
         group["shards"].append((held.get("shard"), folder))
@@ -146,6 +149,10 @@ def plan(inputs: list[Path]) -> tuple[list[dict], dict[str, list[tuple[str, Path
                              f"(same pass, {sig}): shards of one pass must not share students")
         group["students"].update(students)
         group["dirs"].append(folder)
+    if len(classes) > 1:
+        raise MergeError("the inputs were graded from different downloads of the class: " + "; ".join(
+            f"{', '.join(dirs)}: class {digest}" for digest, dirs in classes.items()) +
+            "; grade every shard and pass from one (a resubmission could give a student two rows)")
     if len(stamps) > 1:
         raise MergeError("the inputs were graded by different graders or tests: " + "; ".join(
             f"{', '.join(dirs)}: {json.loads(st)}" for st, dirs in stamps.items()) + "; regrade one of them")
@@ -204,6 +211,7 @@ def merge(inputs: list[Path], out: Path) -> int:
         write_json(dest / STUDENT, record)
     held = [read_json(d / BATCH) for d in inputs]
     write_json(out / BATCH, {"passes": passes, "shard": None, "grader": held[0].get("grader"),
+                             "class": held[0].get("class"),
                              "uploads": sorted(merged),
                              "not_counted": {k: v for h in held for k, v in h.get("not_counted", {}).items()}})
     path = write_gradebook(out)

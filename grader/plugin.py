@@ -16,7 +16,8 @@ import pytest
 from seam import GPU_NOT_RUN, GRADER_PLUGIN, Impl, SandboxFailure, describe
 from seam.probes import student_name
 from seam.problems import PROBLEMS
-from .gpu import device_lock, unknown_gpu_message
+from .gpu import unknown_gpu_message
+from .gpulock import device_lock
 
 
 

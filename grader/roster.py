@@ -33,6 +33,8 @@ from pathlib import Path
 
 import yaml
 
+from seam.problems import PROBLEMS
+
 METADATA = "submission_metadata.yml"
 
 
@@ -48,8 +50,9 @@ class Student:
 
 
     def identity(self) -> str:
-        """Who this is across submissions: the SID, else the email, else the name ("" unknown)."""
-        return self.sid or self.email.lower() or self.name
+        """Who this is across submissions: the SID, else the email ("": unknown, never taken
+        for anyone else, not even for someone of the same name)."""
+        return self.sid or self.email.lower()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,7 +72,8 @@ class Upload:
         return fingerprint(self.path)
 
 
-FINGERPRINT_BYTES = 256 << 20   # past this much (a venv uploaded by mistake), sizes stand in for bytes
+FINGERPRINT_BYTES = 256 << 20   # past this much (a venv uploaded by mistake), sizes stand in for the
+MODULE_NAMES = {f"{p}.py" for p in PROBLEMS}   # bytes of every file but these
 
 
 def fingerprint(path: Path) -> str:
@@ -87,16 +91,18 @@ def fingerprint(path: Path) -> str:
         digest.update(rel.encode(errors="surrogateescape") + b"\0")
         try:
             size = file.stat().st_size
-            read += size
-            digest.update(file.read_bytes() if read <= FINGERPRINT_BYTES else str(size).encode())
+            module = file.name in MODULE_NAMES   # always by its bytes, however much came before
+            read += 0 if module else size
+            digest.update(file.read_bytes() if module or read <= FINGERPRINT_BYTES else str(size).encode())
         except OSError:
             digest.update(b"unreadable")
     return digest.hexdigest()[:16]
 
 
-class _TolerantLoader(yaml.SafeLoader):
-    """Safe loading, but a tag such as ``!ruby/object:BigDecimal`` (Rails writes them) is read as
-    the plain value under it instead of failing the whole class."""
+class _TolerantLoader(yaml.BaseLoader):
+    """Every scalar a string (an unquoted ``:sid: 0012`` stays "0012", never the octal 10 that
+    would be another student's id), and a tag such as ``!ruby/object:BigDecimal`` (Rails writes
+    them) read as the plain value under it instead of failing the whole class."""
 
 
 def _untagged(loader, suffix, node):
@@ -144,10 +150,20 @@ def parse_metadata(text: str) -> dict[str, Upload]:
             raise RosterError(f"{METADATA}: {folder} has no ':submitters:' list")
         students = tuple(Student(_text(p.get(":sid")), _text(p.get(":name")), _text(p.get(":email")))
                          for p in people)
-        active = entry.get(":active")
+        active = {"true": True, "false": False}.get(str(entry.get(":active", "")).strip().lower())
         out[str(folder)] = Upload(str(folder), Path(str(folder)), students, _when(entry.get(":created_at")),
-                                  active if isinstance(active, bool) else None)
+                                  active)
     return out
+
+
+def class_digest(uploads: list[Upload]) -> str:
+    """Which download of the class this is: a hash of every upload's name, date and active flag.
+    Shards and passes merged together must come from one (a resubmission in a later download
+    could land in another shard and give its student two rows)."""
+    digest = hashlib.sha256()
+    for u in sorted(uploads, key=lambda u: u.key):
+        digest.update(f"{u.key}\0{u.created}\0{u.active}\n".encode(errors="surrogateescape"))
+    return digest.hexdigest()[:16]
 
 
 def _submission_id(key: str) -> int:
@@ -160,30 +176,42 @@ def choose(uploads: list[Upload]) -> tuple[list[Upload], dict[str, str]]:
     For each student: the submission marked active, else the latest, else the highest id."""
     oldest = datetime.datetime.min.replace(tzinfo=datetime.timezone.utc)
     rank = {u.key: (u.active is True, u.created or oldest, _submission_id(u.key), u.key) for u in uploads}
+    who = lambda s, u: s.identity() or f"(no SID or email, in {u.key})"  # never merged with anyone
     theirs: dict[str, list[Upload]] = {}
     for u in uploads:
         for s in u.students:
-            theirs.setdefault(s.identity() or f"(unnamed in {u.key})", []).append(u)
+            theirs.setdefault(who(s, u), []).append(u)
     pick = {who: max(ups, key=lambda u: rank[u.key]).key for who, ups in theirs.items()}
     counted, superseded = [], {}
     for u in uploads:
-        mine = tuple(s for s in u.students if pick[s.identity() or f"(unnamed in {u.key})"] == u.key)
+        mine = tuple(s for s in u.students if pick[who(s, u)] == u.key)
         if mine or not u.students:
             counted.append(dataclasses.replace(u, students=mine))
         else:
-            later = sorted({pick[s.identity()] for s in u.students})
+            later = sorted({pick[who(s, u)] for s in u.students})
             superseded[u.key] = f"superseded by {', '.join(later)} (the active or latest submission)"
     return counted, superseded
 
 
-def _export_root(folder: Path, skip: set[Path]) -> Path | None:
-    """The folder holding submission_metadata.yml: the given one, or the one sub-folder that
-    holds it (the export unzips to ``assignment_<id>_export/``; batch outputs may sit beside)."""
+def _export_root(folder: Path, skip: set[Path]) -> tuple[Path | None, list[str]]:
+    """(the folder holding submission_metadata.yml, notes): the given one, or its only
+    sub-folder, the export unzipped to ``assignment_<id>_export/`` (batch outputs and hidden
+    files may sit beside it). Among other folders, a sub-folder holding that file is one
+    student's upload, never the class's roster: a student cannot replace the class by
+    shipping one."""
     if (folder / METADATA).is_file():
-        return folder
-    exports = [d for d in folder.iterdir() if d.is_dir() and (d / METADATA).is_file()
-               and d.resolve() not in skip]
-    return exports[0] if len(exports) == 1 else None
+        return folder, []
+    entries = [d for d in folder.iterdir() if not d.name.startswith(".") and d.resolve() not in skip]
+    exports = [d for d in entries if d.is_dir() and (d / METADATA).is_file()]
+    if len(exports) == 1 and len(entries) == 1:
+        return exports[0], []
+    if exports and not any(d.is_dir() for d in entries if d not in exports):
+        # an export beside zips or files (its own zip, in Downloads/): neither reading is safe
+        raise RosterError(f"{folder} holds an export ({', '.join(d.name for d in exports)}) and other "
+                          f"files beside it ({', '.join(sorted(d.name for d in entries if d not in exports)[:5])}): "
+                          f"give the export folder itself")
+    return None, [f"{d.name} holds a {METADATA} but is graded as one upload among the others (to grade "
+                  f"an export, give its folder itself)" for d in exports]
 
 
 def discover(folder: Path, exclude: tuple[Path, ...] = ()) -> tuple[list[Upload], list[str]]:
@@ -194,8 +222,7 @@ def discover(folder: Path, exclude: tuple[Path, ...] = ()) -> tuple[list[Upload]
         raise RosterError(f"{folder}: no such folder (give the folder of submissions, or "
                           f"Gradescope's export unzipped)")
     skip = {p.resolve() for p in exclude}
-    root = _export_root(folder, skip)
-    notes: list[str] = []
+    root, notes = _export_root(folder, skip)
     if root is not None:
         students = parse_metadata((root / METADATA).read_text(errors="replace"))
         uploads = [dataclasses.replace(u, path=root / k) for k, u in students.items()]

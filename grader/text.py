@@ -22,7 +22,7 @@ import sys
 _UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069"
                      "\u2028\u2029\ufeff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-FORMULA = ("=", "+", "-", "@", "\t", "\r")
+FORMULA = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")  # and full-width
 
 
 def clean(text) -> str:
@@ -47,7 +47,7 @@ def csv_cell(value) -> str:
     """A gradebook cell: one line, and never a formula (OWASP's advice: a leading ' ), also
     behind leading spaces."""
     text = one_line(value)
-    return "'" + text if text.lstrip(" ").startswith(FORMULA) else text
+    return "'" + text if text.lstrip().startswith(FORMULA) else text  # behind any white space, NBSP too
 
 
 def safe_streams() -> None:

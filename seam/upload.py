@@ -6,27 +6,36 @@ and the like are never read) are candidates, and the first rule that applies pic
 
   1. the assignment folder itself (the bundle `release --student` writes: ``student_stubs/``
      next to ``tests/`` and ``seam/``): its ``student_stubs/`` is graded, whatever else lies
-     beside it (the bundle's own ``tests/common/<problem>.py``, a stray copy, notebooks);
+     beside it (a stray copy, notebooks); the ``tests/`` and ``seam/`` of any folder holding
+     both are never candidates (their ``common/<problem>.py`` and ``probes/<problem>.py`` are
+     named like the problems), even where ``student_stubs/`` was renamed or emptied;
   2. else the one folder holding every problem module;
   3. else the folder holding the most problem modules, if no other holds as many.
 
 Two bundles, two complete folders, or a tie for the most are graded as neither, and the notes
 name each candidate: grading either would be a guess. From the chosen folder only the problem
 modules are copied (``graded_modules``: plain files, no symlinks, none over MAX_MODULE_BYTES);
-a module that is a folder is reported as such.
+a module that is a folder is reported as such, and a module is found by its exact name (a
+"Tensors.py" that macOS would open as tensors.py is reported, not graded).
+
+A zip is unpacked as Gradescope's unzip does (backslashes are folders, a leading "/" is
+dropped), with its whole tree of folders but only its .py files written, so a zip and the
+same folder unpacked give the same answer; an entry that cannot be read is skipped and named.
 """
 
 import dataclasses
 import shutil
 import tempfile
 import zipfile
+import zlib
 from pathlib import Path
 
 from .problems import EXPECTED_LAYOUT, PROBLEMS
 
 MAX_ZIP_BYTES = 64 << 20
 MAX_MODULE_BYTES = 4 << 20  # one problem module: its size as stated (a sparse file's too), before any copy
-MAX_ZIP_FILES = 5000
+MAX_ZIP_FILES = 5000         # .py files in a zip (only they are unpacked)
+MAX_ZIP_ENTRIES = 200_000    # every entry, a .git/ folder's objects included
 MAX_DEPTH = 4
 SKIP_DIRS = {"__MACOSX", "__pycache__", ".git", ".venv", "venv", "node_modules", ".ipynb_checkpoints",
              ".idea", ".vscode"}
@@ -51,7 +60,9 @@ class _Folder:
 
 
 def _scan(top: Path) -> list[_Folder]:
-    """Every folder under ``top`` (breadth first, MAX_DEPTH levels), skipping SKIP_DIRS and links."""
+    """Every folder under ``top`` (breadth first, MAX_DEPTH levels), skipping SKIP_DIRS and links,
+    and the ``tests/`` and ``seam/`` of any folder holding both: the assignment folder's own, whose
+    files are named like the problems (even when its student_stubs/ was renamed or emptied)."""
     found, frontier = [], [(top, 0)]
     while frontier:
         folder, depth = frontier.pop(0)
@@ -61,33 +72,72 @@ def _scan(top: Path) -> list[_Folder]:
             continue
         files = {p.name for p in entries if p.is_file() and not p.is_symlink()}
         dirs = {p.name for p in entries if p.is_dir() and not p.is_symlink()}
+        assignment = all(part in dirs for part in BUNDLE_PARTS[1:])
         found.append(_Folder(folder, depth, sum(f"{p}.py" in files for p in PROBLEMS),
-                             all(part in dirs for part in BUNDLE_PARTS)))
+                             assignment and BUNDLE_PARTS[0] in dirs))
         if depth < MAX_DEPTH:
             frontier += [(folder / d, depth + 1) for d in sorted(dirs)
-                         if d not in SKIP_DIRS and not d.endswith(".py")]
+                         if d not in SKIP_DIRS and not d.endswith(".py")
+                         and not (assignment and d in BUNDLE_PARTS[1:])]
     return found
 
 
-def _unzip(path: Path) -> tuple[Path | None, str]:
+class _Unpacked(Exception):
+    """The zip as a whole cannot be read: the message says why."""
+
+
+def _member(name: str) -> str:
+    """An entry's name as Info-ZIP's unzip (Gradescope's) unpacks it: Windows' backslashes are
+    folders, a leading slash or drive letter is dropped."""
+    name = name.replace("\\", "/")
+    if len(name) > 1 and name[1] == ":":
+        name = name[2:]
+    return name.lstrip("/")
+
+
+def _unzip(path: Path) -> tuple[Path | None, list[str]]:
+    """(the unpacked folder, notes) or (None, [why]). The whole tree of folders is made, as an
+    unpacked upload has it, but only .py files are written: the limits count those alone. An
+    entry that cannot be read (encrypted, an unsupported method, a bad CRC) is skipped and named."""
+    dest = None
     try:
         with zipfile.ZipFile(path) as zf:
             infos = zf.infolist()
-            if len(infos) > MAX_ZIP_FILES or sum(i.file_size for i in infos) > MAX_ZIP_BYTES:
-                return None, f"{path.name} is too large to grade (over {MAX_ZIP_FILES} files or " \
-                             f"{MAX_ZIP_BYTES >> 20} MiB unpacked)"
+            modules = [i for i in infos if not i.is_dir() and _member(i.filename).endswith(".py")]
+            if len(infos) > MAX_ZIP_ENTRIES or len(modules) > MAX_ZIP_FILES \
+                    or sum(i.file_size for i in modules) > MAX_ZIP_BYTES:
+                raise _Unpacked(f"{path.name} is too large to grade (over {MAX_ZIP_ENTRIES} entries, "
+                                f"{MAX_ZIP_FILES} .py files or {MAX_ZIP_BYTES >> 20} MiB of .py files)")
             dest = Path(tempfile.mkdtemp(prefix="grader-upload-"))
+            root, skipped = dest.resolve(), []
             for info in infos:
-                target = (dest / info.filename).resolve()
-                if not target.is_relative_to(dest.resolve()) or info.is_dir():
-                    continue  # skip folders and anything that would land outside (zip slip)
-                if info.filename.endswith(".py"):  # tests/ and seam/ hold .py files: a bundle stays one
+                name = _member(info.filename)
+                target = (dest / name).resolve()
+                if not name or target == root or not target.is_relative_to(root):
+                    continue  # anything that would land outside (zip slip)
+                try:
+                    if info.is_dir() or name.endswith("/"):
+                        target.mkdir(parents=True, exist_ok=True)
+                        continue
                     target.parent.mkdir(parents=True, exist_ok=True)
-                    with zf.open(info) as src, open(target, "wb") as out:
-                        shutil.copyfileobj(src, out)
-            return dest, ""
-    except (zipfile.BadZipFile, OSError, ValueError) as e:
-        return None, f"{path.name} is not a readable zip file ({e})"
+                    if name.endswith(".py"):  # tests/ and seam/ hold .py files: a bundle stays one
+                        with zf.open(info) as src, open(target, "wb") as out:
+                            shutil.copyfileobj(src, out)
+                except (RuntimeError, NotImplementedError, zipfile.BadZipFile, zlib.error, EOFError, OSError,
+                        ValueError) as e:
+                    skipped.append(f"{name} ({type(e).__name__}: {str(e)[:80]})")
+                    target.unlink(missing_ok=True) if target.is_file() else None
+            notes = [f"could not unpack {len(skipped)} entr{'y' if len(skipped) == 1 else 'ies'} of "
+                     f"{path.name}, not graded: {'; '.join(skipped[:5])}{' ...' if len(skipped) > 5 else ''}"
+                     ] if skipped else []
+            return dest, notes
+    except _Unpacked as e:
+        why = str(e)
+    except (zipfile.BadZipFile, OSError, ValueError, RuntimeError, NotImplementedError, EOFError) as e:
+        why = f"{path.name} is not a readable zip file ({type(e).__name__}: {e})"
+    if dest is not None:
+        shutil.rmtree(dest, ignore_errors=True)
+    return None, [why]
 
 
 def _shown(folder: Path, top: Path) -> str:
@@ -113,10 +163,8 @@ def _choose(top: Path) -> tuple[Path | None, str, list[str]]:
         if any(f.path == stubs and f.modules for f in folders):
             return stubs, "bundle", [f"graded {_shown(stubs, top)} (the assignment folder's own; "
                                      f"nothing beside it is read)"]
-        # its student_stubs/ is empty: the modules are elsewhere, but never the bundle's own
-        # tests/ and seam/ (their files are named like the problems)
-        own = [outer[0].path / part for part in BUNDLE_PARTS[1:]]
-        folders = [f for f in folders if not any(f.path.is_relative_to(o) for o in own)]
+        # its student_stubs/ is empty: the modules are elsewhere (never in its tests/ or seam/:
+        # _scan leaves those out)
     candidates = [f for f in folders if f.modules]
     if not candidates:
         return None, "empty", [f"no problem modules found in the submission (it is empty or laid "
@@ -146,27 +194,34 @@ def locate(path: Path, problems=PROBLEMS) -> Located:
     """Where the modules are, and notes about what is missing (among ``problems``)."""
     path = Path(path)
     cleanup = None
+    unpacking = []
     if path.is_file() and path.suffix.lower() == ".zip":
-        unpacked, why = _unzip(path)
+        unpacked, unpacking = _unzip(path)
         if unpacked is None:
-            return Located(None, [why, EXPECTED_LAYOUT], status="empty")
+            return Located(None, [*unpacking, EXPECTED_LAYOUT], status="empty")
         path = cleanup = unpacked
     elif not path.is_dir():
         return Located(None, [f"upload {path.name} not found (give a folder or a .zip). {EXPECTED_LAYOUT}"],
                        status="not found")
     folder, rule, notes = _choose(path)
+    notes = unpacking + notes
     if folder is None:
         return Located(None, notes, cleanup, status=rule, top=path)
     missing = []
+    names = _names(folder)   # as written: on macOS and Windows "Tensors.py" would open as tensors.py
     for p in problems:
         module = folder / f"{p}.py"
-        if module.is_dir():
+        if module.name not in names:
+            missing.append(module.name)
+            near = sorted(n for n in names if n.lower() == module.name)
+            if near:
+                notes.append(f"{near[0]} is not {module.name}: names are case-sensitive where it is graded; "
+                             f"rename it (that problem scores 0)")
+        elif module.is_dir():
             notes.append(f"{_shown(module, path).rstrip('/')} is a folder, not a module: not graded "
                          f"(that problem scores 0)")
         elif module.is_symlink():
             notes.append(f"{module.name} is a symbolic link: not graded (upload the file itself)")
-        elif not module.is_file():
-            missing.append(module.name)
         elif why := too_large(module):
             notes.append(why)
     if missing:
@@ -186,8 +241,17 @@ def too_large(module: Path) -> str | None:
             f"{MAX_MODULE_BYTES >> 20} MiB: not graded (that problem scores 0)")
 
 
+def _names(folder: Path) -> set[str]:
+    try:
+        return {p.name for p in Path(folder).iterdir()}
+    except OSError:
+        return set()
+
+
 def graded_modules(folder: Path) -> list[Path]:
-    """The files of ``folder`` the grader copies and runs: each problem module that is a plain
-    file within the size limit. Nothing else beside them is read."""
-    modules = [Path(folder) / f"{p}.py" for p in PROBLEMS]
+    """The files of ``folder`` the grader copies and runs: each problem module, named exactly
+    (a case-insensitive file system would also open "Tensors.py"), that is a plain file within
+    the size limit. Nothing else beside them is read."""
+    names = _names(folder)
+    modules = [Path(folder) / f"{p}.py" for p in PROBLEMS if f"{p}.py" in names]
     return [m for m in modules if m.is_file() and not m.is_symlink() and not too_large(m)]

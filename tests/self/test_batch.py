@@ -435,6 +435,11 @@ def test_merge_refuses_a_pass_that_ran_nothing_and_an_incomplete_shard_set(grade
     assert "shard 0/3 of gpu-skip-intensity is given twice" in proc.stderr, proc.stderr
     proc = run("merge", out, twin, "--out", tmp_path / "m", check=2)
     assert "graded the whole class (gpu-skip-intensity) and cannot be merged with shards" in proc.stderr
+    later = tmp_path / "later"                                           # shard 1 from a later download
+    shutil.copytree(shards[1], later)
+    (later / "batch.json").write_text(json.dumps({**read_json(later / "batch.json"), "class": "0" * 16}))
+    proc = run("merge", shards[0], later, shards[2], "--out", tmp_path / "m", check=2)
+    assert "graded from different downloads of the class" in proc.stderr, proc.stderr
     assert not (tmp_path / "m").exists()
     run("merge", *shards, "--out", tmp_path / "m", check=0)
 

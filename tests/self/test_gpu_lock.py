@@ -1,5 +1,5 @@
 """Graders that share a GPU take turns on it: each GPU-marked test holds the device's lock
-(grader/gpu.py ``device_lock``, keyed by the GPU's UUID), taken before the test's deadline starts.
+(grader/gpulock.py ``device_lock``, keyed by the GPU's UUID), taken before the test's deadline starts.
 
 On the fake CUDA device (the GPU tests run, and fail for want of CUDA) two real grader
 processes, started together, run the optim GPU tests of a submission whose optim module takes
@@ -43,7 +43,7 @@ print(json.dumps({"waited": [f.waited for f in plugin.facts.values()],
 
 HOLD = '''
 import sys, time
-from grader.gpu import device_lock
+from grader.gpulock import device_lock
 with device_lock(sys.argv[1]):
     print("held", flush=True)
     time.sleep(float(sys.argv[2]))
@@ -111,3 +111,41 @@ def test_the_wait_is_not_the_students_time(tmp_path):
     cpu_test.facts["t"] = Fact("t", "optim", "a CPU test", 1.0, "visible", gpu=False)
     cpu_test.pytest_runtest_setup(item)                               # no lock for a CPU test
     assert cpu_test.facts["t"].waited == 0.0
+
+
+def test_a_lock_folder_someone_else_made_is_refused(tmp_path):
+    """Whoever makes the folder first could hold every GPU's lock (a grader waiting forever) or
+    swap its files: one open to others, or not ours, is refused rather than used."""
+    import os
+    import pytest
+    from grader.gpulock import checked
+    mine = checked(tmp_path / "fresh")
+    assert mine.stat().st_mode & 0o777 == 0o700
+    (tmp_path / "open").mkdir(mode=0o777)
+    os.chmod(tmp_path / "open", 0o777)
+    with pytest.raises(RuntimeError, match="is not this user's alone"):
+        checked(tmp_path / "open")
+    (tmp_path / "target").mkdir(mode=0o700)
+    (tmp_path / "link").symlink_to(tmp_path / "target")
+    with pytest.raises(RuntimeError, match="is not this user's alone"):
+        checked(tmp_path / "link")
+    if os.geteuid() == 0:
+        (tmp_path / "theirs").mkdir(mode=0o700)
+        os.chown(tmp_path / "theirs", 65534, 65534)
+        with pytest.raises(RuntimeError, match="is not this user's alone"):
+            checked(tmp_path / "theirs")
+
+
+def test_an_untrusted_lock_folder_stops_the_run_before_it_starts(tmp_path, monkeypatch):
+    """Not one GPU test failing per student: check_options refuses (exit 2, one line)."""
+    import os
+    from grader import gpu, gpulock
+    from grader.grade import check_options
+    bad = tmp_path / "locks"
+    bad.mkdir()
+    os.chmod(bad, 0o777)
+    monkeypatch.setenv(gpu.FAKE, "NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(gpulock, "lock_dir", lambda: gpulock.checked(bad))
+    monkeypatch.setattr("grader.grade.lock_dir", lambda: gpulock.checked(bad))
+    setup, problem = check_options("only", ["optim"])
+    assert setup is None and "is not this user's alone" in problem and problem.endswith("no report written")

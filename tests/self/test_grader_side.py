@@ -109,6 +109,8 @@ def test_the_sanitiser():
     assert indent("a\nScore: 1/1") == "    a\n    Score: 1/1"
     assert [csv_cell(v) for v in ("=1+1", "+1", "-2", "@SUM(1)", "\t=x", "Ada", "12")] == \
         ["'=1+1", "'+1", "'-2", "'@SUM(1)", "' =x", "Ada", "12"]
+    assert [csv_cell(v) for v in ("\u00a0=1+1", "\uff1d1+1", "\u3000@x")] == \
+        ["'\u00a0=1+1", "'\uff1d1+1", "'\u3000@x"]              # behind NBSP, full-width (red team)
     assert not any(c in clean(ESCAPES) for c in "\x1b\x07\u202e\u2028\r")
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.roster import RosterError, Student, Upload, choose, discover, parse_metadata
+from grader.roster import RosterError, Student, Upload, choose, class_digest, discover, parse_metadata
 from grader.shards import ShardError, resolve, select, shard_of
 
 KEYS = [f"student{i:03d}" for i in range(200)]
@@ -111,10 +111,12 @@ def test_one_submission_per_student():
         _up("submission_4", "cy", created="2024-02-01T10:00:00+00:00", active=True),  # active wins
         _up("submission_5", "dee"), _up("submission_6", "dee"),                    # no dates: highest id
         _up("submission_7", "eve", created="2024-02-01T10:00:00+00:00"),
-        _up("submission_8")])                                                      # nobody named
+        _up("submission_8"),                                                       # nobody named
+        Upload("submission_9", Path("s9"), (Student("", "Jo Smith"),)),            # two of one name,
+        Upload("submission_10", Path("s10"), (Student("", "Jo Smith"),))])         # no SID, no email
     assert {u.key: [s.sid for s in u.students] for u in counted} == {
         "submission_1": ["bob"], "submission_2": ["ada"], "submission_4": ["cy"], "submission_6": ["dee"],
-        "submission_7": ["eve"], "submission_8": []}
+        "submission_7": ["eve"], "submission_8": [], "submission_9": [""], "submission_10": [""]}
     assert superseded == {"submission_3": "superseded by submission_4 (the active or latest submission)",
                           "submission_5": "superseded by submission_6 (the active or latest submission)"}
 
@@ -157,3 +159,49 @@ def test_discover_folders_and_zips(tmp_path):
     assert notes == ["neither a folder nor a .zip, not graded: README.txt"]
     with pytest.raises(RosterError, match="no such folder"):
         discover(tmp_path / "nope")
+
+
+def test_a_students_metadata_file_does_not_replace_the_class(tmp_path):
+    """Red team: in a folder of student folders, one student ships a submission_metadata.yml of
+    their own naming whoever they like. It is their upload, graded as such; the class stays."""
+    for name in ("alice", "bob", "mallory/submission_1"):
+        (tmp_path / name).mkdir(parents=True)
+    (tmp_path / "mallory" / "submission_metadata.yml").write_text(
+        "submission_1:\n  :submitters:\n  - {':name': Bob, ':sid': bob, ':email': ''}\n")
+    uploads, notes = discover(tmp_path)
+    assert [u.key for u in uploads] == ["alice", "bob", "mallory"]
+    assert notes == ["mallory holds a submission_metadata.yml but is graded as one upload among the others "
+                     "(to grade an export, give its folder itself)"]
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "assignment_7_export").mkdir(parents=True)
+    (tmp_path / "other" / "assignment_7_export" / "submission_metadata.yml").write_text(METADATA)
+    (tmp_path / "other" / "assignment_7_export.zip").write_bytes(b"")   # the export beside its own zip
+    with pytest.raises(RosterError, match="holds an export .assignment_7_export. and other files beside it"):
+        discover(tmp_path / "other")
+
+
+def test_the_class_digest_tells_downloads_apart():
+    first = [_up("submission_1", "ada", created="2024-02-01T10:00:00+00:00"), _up("submission_2", "bob")]
+    assert class_digest(first) == class_digest(list(reversed(first)))
+    assert class_digest(first + [_up("submission_3", "ada", created="2024-02-02T10:00:00+00:00")]) != class_digest(first)
+
+
+def test_sids_stay_as_written_and_active_is_read():
+    parsed = parse_metadata("submission_1:\n  :submitters:\n  - :sid: 0012\n    :name: Cy\n  :active: true\n"
+                            "submission_2:\n  :submitters:\n  - :sid: '10'\n  :active: false\n")
+    assert parsed["submission_1"].students[0].sid == "0012" and parsed["submission_2"].students[0].sid == "10"
+    assert (parsed["submission_1"].active, parsed["submission_2"].active) == (True, False)
+
+
+def test_a_same_size_edit_after_a_big_file_changes_the_fingerprint(tmp_path):
+    """Past FINGERPRINT_BYTES sizes stand in for bytes, but never for a problem module's: a
+    rerun must regrade a 0.9 -> 0.8 edit behind a large .git pack (red team)."""
+    from grader.roster import FINGERPRINT_BYTES, fingerprint
+    up = tmp_path / "up"
+    (up / ".git").mkdir(parents=True)
+    with open(up / ".git" / "pack", "wb") as f:
+        f.truncate(FINGERPRINT_BYTES + (1 << 20))                      # sparse: sorts before the module
+    (up / "tensors.py").write_text("x = 0.9\n")
+    before = fingerprint(up)
+    (up / "tensors.py").write_text("x = 0.8\n")
+    assert fingerprint(up) != before

@@ -122,3 +122,90 @@ def test_seam_check_lists_what_the_grader_grades_and_tests_exactly_that(uploads,
     nothing = subprocess.run([sys.executable, "-m", "seam.check", str(tmp_path / "empty.zip")], cwd=bundle,
                              capture_output=True, text=True)
     assert nothing.returncode == 2 and "no such file" in nothing.stderr
+
+
+def _zip_tree(root, archive, empty_dirs=()):
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(root.rglob("*")):
+            rel = path.relative_to(root).as_posix()
+            zf.writestr(rel + "/" if path.is_dir() else rel, "" if path.is_dir() else path.read_bytes())
+    return archive
+
+
+@pytest.mark.parametrize("layout", [
+    # the bundle with its student_stubs/ emptied and the work beside it (an empty folder survives the zip)
+    {"hw2/student_stubs/": None, "hw2/tests/": None, "hw2/seam/": None, **_modules("hw2/solution", 9),
+     **_modules("hw2/tests/common", 10)},
+    # empty tests/ and seam/ beside student_stubs/ and a second complete folder
+    {**_modules("student_stubs"), **_modules("mywork"), "tests/": None, "seam/": None},
+    # student_stubs/ renamed: the bundle's tests/common must not be taken for the work
+    {**_modules("my_solution", 5), **_modules("tests/common", 10), **_modules("seam/probes", 6),
+     "tests/conftest.py": "x = 1\n"},
+])
+def test_a_zip_and_the_same_folder_unpacked_are_graded_alike(tmp_path, layout):
+    """Gradescope unpacks a zip (folders and all) before grading; `grade alice.zip` unpacks it
+    itself: both must pick the same files, and never the bundle's tests/ or seam/."""
+    folder = tmp_path / "up"
+    for rel, text in layout.items():
+        if text is None:
+            (folder / rel).mkdir(parents=True, exist_ok=True)
+        else:
+            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            (folder / rel).write_text(text)
+    unpacked, zipped = graded(folder), graded(_zip_tree(folder, tmp_path / "up.zip"))
+    assert unpacked[0] == zipped[0] and unpacked[2] == zipped[2], (unpacked, zipped)
+    assert unpacked[2] in ("graded", "ambiguous")
+    located = locate(folder)
+    assert located.folder is None or not {"tests", "seam"} & set(located.folder.relative_to(folder).parts)
+
+
+def _patched(archive, offset_in_central, value, width="<H"):
+    import struct
+    data = bytearray(archive.read_bytes())
+    central = data.rfind(b"PK\x01\x02")                   # the last entry's central record
+    local = struct.unpack_from("<I", data, central + 42)[0]
+    struct.pack_into(width, data, central + offset_in_central, value)
+    if offset_in_central in (8, 10):                      # flags, method: also in the local header
+        struct.pack_into(width, data, local + offset_in_central - 2, value)
+    archive.write_bytes(bytes(data))
+    return archive
+
+
+@pytest.mark.parametrize("damage, why", [
+    (lambda z: _patched(z, 8, 1), "RuntimeError"),                    # encrypted
+    (lambda z: _patched(z, 10, 9), "NotImplementedError"),            # Deflate64 (Windows Explorer)
+    (lambda z: _patched(z, 16, 0, "<I"), "BadZipFile"),               # a bad CRC
+])
+def test_an_unreadable_entry_costs_only_that_entry(tmp_path, damage, why):
+    archive = tmp_path / "up.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        for p in PROBLEMS:
+            zf.writestr(f"hw/{p}.py", f"{p} = 1\n")
+        zf.writestr("hw/notes/extra.py", "x = 1\n" * 100)
+    files, notes, status = graded(damage(archive))
+    assert status == "graded" and len(files) == len(PROBLEMS)
+    assert any(n.startswith("could not unpack 1 entry of up.zip") and "hw/notes/extra.py" in n and why in n
+               for n in notes), notes
+
+
+def test_windows_zips_big_files_and_case(tmp_path):
+    """Backslash names (PowerShell's Compress-Archive) and a leading '/' unpack as unzip does; a
+    65 MiB checkpoint or a .git/ of many objects beside the modules costs nothing (only .py
+    files count); 'Tensors.py' is named, not graded (where it is graded, names are case-sensitive)."""
+    archive = tmp_path / "win.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        for i, p in enumerate(PROBLEMS):
+            zf.writestr(f"hw2\\student_stubs\\{p}.py" if i % 2 else f"/hw2/student_stubs/{p}.py", f"{p} = 1\n")
+        for part in ("tests\\t.py", "seam\\s.py"):
+            zf.writestr(f"hw2\\{part}", "")
+        zf.writestr("hw2/checkpoints/model.pt", b"\0" * (65 << 20))
+        for i in range(6000):
+            zf.writestr(f"hw2/.git/objects/{i:04x}", b"x")
+    files, notes, status = graded(archive)
+    assert status == "graded" and len(files) == len(PROBLEMS), notes
+    folder = tmp_path / "cased"
+    _tree(folder, {**_modules("hw"), "hw/Tensors.py": "x = 1\n"})
+    (folder / "hw" / "tensors.py").unlink()
+    files, notes, status = graded(folder)
+    assert "tensors.py" not in files and "Tensors.py" not in files and len(files) == len(PROBLEMS) - 1
+    assert any(n.startswith("Tensors.py is not tensors.py: names are case-sensitive") for n in notes), notes
