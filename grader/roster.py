@@ -195,13 +195,14 @@ def choose(uploads: list[Upload]) -> tuple[list[Upload], dict[str, str]]:
 
 def _export_root(folder: Path, skip: set[Path]) -> tuple[Path | None, list[str]]:
     """(the folder holding submission_metadata.yml, notes): the given one, or its only
-    sub-folder, the export unzipped to ``assignment_<id>_export/`` (batch outputs and hidden
-    files may sit beside it). Among other folders, a sub-folder holding that file is one
+    sub-folder, the export unzipped to ``assignment_<id>_export/`` (batch outputs, folders
+    holding a batch.json, and hidden files may sit beside it). Among other folders, a sub-folder holding that file is one
     student's upload, never the class's roster: a student cannot replace the class by
     shipping one."""
     if (folder / METADATA).is_file():
         return folder, []
-    entries = [d for d in folder.iterdir() if not d.name.startswith(".") and d.resolve() not in skip]
+    entries = [d for d in folder.iterdir() if not d.name.startswith(".") and d.resolve() not in skip
+               and not (d / "batch.json").is_file()]  # an earlier batch's output beside the export
     exports = [d for d in entries if d.is_dir() and (d / METADATA).is_file()]
     if len(exports) == 1 and len(entries) == 1:
         return exports[0], []

@@ -22,6 +22,7 @@ import torch
 from grader import gradebook, landlock
 from grader.batch import _Job
 from grader.gradebook import read_json, student_folder, write_json
+from grader.roster import fingerprint
 from grader.isolation import carve
 from grader.paths import REFERENCE, ROOT
 from grader.plugin import GraderPlugin
@@ -208,7 +209,7 @@ def _task(tmp_path: Path, key: str) -> dict:
     upload.mkdir(parents=True)
     (upload / f"{VEHICLE}.py").write_text((REFERENCE / f"{VEHICLE}.py").read_text())
     return {"key": key, "students": [], "path": str(upload), "out": str(tmp_path / "out" / key),
-            "pass": {"gpu": "skip", "only": [VEHICLE]}}
+            "pass": {"gpu": "skip", "only": [VEHICLE]}, "upload": fingerprint(upload)}
 
 
 def test_a_job_leaves_nothing_behind_however_it_stops(tmp_path):

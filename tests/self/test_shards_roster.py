@@ -172,6 +172,13 @@ def test_a_students_metadata_file_does_not_replace_the_class(tmp_path):
     assert [u.key for u in uploads] == ["alice", "bob", "mallory"]
     assert notes == ["mallory holds a submission_metadata.yml but is graded as one upload among the others "
                      "(to grade an export, give its folder itself)"]
+    klass = tmp_path / "klass"                                          # a batch output beside an export
+    (klass / "graded-before").mkdir(parents=True)
+    (klass / "graded-before" / "batch.json").write_text("{}")
+    (klass / "assignment_7_export" / "submission_11").mkdir(parents=True)
+    (klass / "assignment_7_export" / "submission_metadata.yml").write_text(METADATA)
+    uploads, _ = discover(klass)
+    assert [u.key for u in uploads] == ["submission_11", "submission_12"]
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "assignment_7_export").mkdir(parents=True)
     (tmp_path / "other" / "assignment_7_export" / "submission_metadata.yml").write_text(METADATA)
