@@ -1,5 +1,6 @@
 """Finding the modules in an upload: flat, nested, zipped; hostile zips are contained."""
 
+import shutil
 import zipfile
 
 from seam.upload import locate
@@ -36,6 +37,7 @@ def test_zip_with_nested_folder_and_zip_slip(tmp_path):
     assert located.folder.name == "hw" and (located.folder / "scaling.py").read_text() == "x = 2\n"
     assert not (tmp_path.parent / "escaped.py").exists()
     assert located.cleanup is not None
+    shutil.rmtree(located.cleanup)   # the unpacked copy is the caller's to remove (grade_one does)
 
 
 def test_empty_and_missing(tmp_path):
@@ -56,6 +58,7 @@ def test_two_submissions_in_one_upload_are_graded_as_neither(tmp_path):
     assert located.folder is None and located.status == "ambiguous"
     assert "attempt1/ (2 module(s))" in located.notes[0] and "final/hw2/ (2 module(s))" in located.notes[0]
     assert "Graded as neither" in located.notes[0]
+    shutil.rmtree(located.cleanup)
     write(tmp_path / "s", ["tensors.py"])
     write(tmp_path / "s" / "copy", ["tensors.py"])          # a folder with modules and a copy inside
     located = locate(tmp_path / "s")
