@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 from tqdm import tqdm
@@ -182,10 +183,7 @@ def batch(submissions: Path, out: Path, jobs: int = 1, shard: str | None = None,
         why = "--regrade" if regrade else _why_regrade(record, fp, grader)
         plan.append((u, fp, why, record))
     todo = [(u, fp) for u, fp, why, _ in plan if why]
-    reasons: dict[str, int] = {}
-    for _, _, why, _ in plan:
-        if why and why != "new":
-            reasons[why] = reasons.get(why, 0) + 1
+    reasons = Counter(why for _, _, why, _ in plan if why and why != "new")  # first seen first
     where = f"{shard_label(list(slice_))}: " if slice_ else ""
     for note in notes:
         print(f"note: {one_line(note)}", file=sys.stderr)
@@ -197,8 +195,9 @@ def batch(submissions: Path, out: Path, jobs: int = 1, shard: str | None = None,
           file=sys.stderr)
     out.mkdir(parents=True, exist_ok=True)
     for u, fp, why, record in plan:  # kept grades follow the export's names (a group changed)
-        if not why and record.get("students") != u.record()["students"]:
-            write_json(student_folder(out, u.key) / STUDENT, {**record, "students": u.record()["students"]})
+        students = u.record()["students"]
+        if not why and record.get("students") != students:
+            write_json(student_folder(out, u.key) / STUDENT, {**record, "students": students})
     write_json(out / BATCH, {"passes": [the_pass], "shard": list(slice_) if slice_ else None,
                              "grader": grader, "class": class_digest(everyone),
                              "uploads": sorted(u.key for u in uploads), "not_counted": not_counted})

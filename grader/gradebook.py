@@ -29,6 +29,7 @@ import csv
 import io
 import json
 import os
+import statistics
 import tempfile
 from pathlib import Path
 
@@ -188,7 +189,7 @@ def class_summary(out: Path) -> list[str]:
         return [f"class: {len(entries)} upload(s) ({counts or 'none'}); nothing graded", "", ""]
     totals = sorted(r["score"] for r in graded)
     possible = max(sum(row["max"] for row in per_problem(r)) for r in graded)
-    median = totals[len(totals) // 2] if len(totals) % 2 else (totals[len(totals) // 2 - 1] + totals[len(totals) // 2]) / 2
+    median = statistics.median(totals)
     first = (f"class: {len(entries)} upload(s) ({counts}); mean {sum(totals) / len(totals):.1f} of "
              f"{possible:g}, median {median:g}")
     means = []

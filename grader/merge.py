@@ -132,15 +132,15 @@ def _join_student(key: str, folders: list[tuple[str, Path]]) -> tuple[dict, dict
 def plan(inputs: list[Path]) -> tuple[list[dict], dict[str, list[tuple[str, Path]]]]:
     """Check the inputs fit together: (all passes, {student key: [(pass label, its folder)]})."""
     groups: dict[str, dict] = {}   # pass signature -> {"passes", "students": {key: folder}}
-    stamps: dict[str, list[str]] = {}
-    classes: dict[str | None, list[str]] = {}
+    # what every input must share, batch.json key -> {its value: the folders holding it}
+    shared: dict[str, dict[str, list[str]]] = {"class": {}, "grader": {}}
     for folder in inputs:
         held, students = _load(folder)
         passes = held["passes"]
-        stamps.setdefault(json.dumps(held.get("grader"), sort_keys=True), []).append(str(folder))
-        classes.setdefault(held.get("class"), []).append(str(folder))
+        for key, values in shared.items():
+            values.setdefault(json.dumps(held.get(key), sort_keys=True), []).append(str(folder))
         sig = " + ".join(sorted(pass_label(p) for p in passes))
-        group = groups.setdefault(sig, {"passes": passes, "students": {}, "dirs": [], "shards": []})
+        group = groups.setdefault(sig, {"passes": passes, "students": {}, "shards": []})
         group["shards"].append((held.get("shard"), folder))
         both = set(group["students"]) & set(students)
         if both:
@@ -148,14 +148,12 @@ def plan(inputs: list[Path]) -> tuple[list[dict], dict[str, list[tuple[str, Path
             raise MergeError(f"{_names(both)} graded in both {', '.join(other)} and {folder} "
                              f"(same pass, {sig}): shards of one pass must not share students")
         group["students"].update(students)
-        group["dirs"].append(folder)
-    if len(classes) > 1:
-        raise MergeError("the inputs were graded from different downloads of the class: " + "; ".join(
-            f"{', '.join(dirs)}: class {digest}" for digest, dirs in classes.items()) +
-            "; grade every shard and pass from one (a resubmission could give a student two rows)")
-    if len(stamps) > 1:
-        raise MergeError("the inputs were graded by different graders or tests: " + "; ".join(
-            f"{', '.join(dirs)}: {json.loads(st)}" for st, dirs in stamps.items()) + "; regrade one of them")
+    for key, what, fix in (("class", "from different downloads of the class",
+                            "grade every shard and pass from one (a resubmission could give a student two rows)"),
+                           ("grader", "by different graders or tests", "regrade one of them")):
+        if len(shared[key]) > 1:
+            raise MergeError(f"the inputs were graded {what}: " + "; ".join(
+                f"{', '.join(dirs)}: {key} {json.loads(value)}" for value, dirs in shared[key].items()) + f"; {fix}")
     sigs = sorted(groups)
     for sig in sigs:
         _shard_set(sig, groups[sig]["shards"])
