@@ -145,7 +145,8 @@ def grade_one(submission: Path, setup: Setup, quiet: bool = False, hide: tuple[P
         notes.append(f"graded only: {', '.join(setup.problems)}")
     if setup.gpu == "only":
         notes.append("graded only the GPU tests (--gpu only)")
-    results = build_results(list(plugin.facts.values()), time.monotonic() - start, notes, stamp())
+    results = build_results(list(plugin.facts.values()), time.monotonic() - start, notes, stamp(),
+                            plugin.impl.violations())
     return results, located.status
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from .gradebook import (BATCH, REPORT, RESULTS, STATUSES, STUDENT, counted, pass_label, read_json, student_dirs,
                         student_folder, write_bytes_atomically, write_gradebook, write_json, write_report)
 from .paths import out_problem
-from .report import not_run, summary, validate, write_atomically
+from .report import charge, honest_lines, is_honest_line, not_run, summary, validate, write_atomically
 from .text import one_line
 
 
@@ -88,7 +88,10 @@ def join_results(key: str, parts: list[tuple[str, dict]]) -> dict:
     """One student's results from several passes (label, results): tests side by side."""
     seen: dict[str, str] = {}
     tests, lines = [], []
+    violations: dict[str, str] = {}  # honest work: a rule broken in one pass costs the tests of every pass
     for label, results in parts:
+        for function, used in results.get("extra_data", {}).get("honest_work", {}).items():
+            violations.setdefault(function, used)
         for t in results["tests"]:
             if t["number"] in seen:
                 raise MergeError(f"{key}: test {t['number']} ({t['name']}) is in two passes "
@@ -96,16 +99,19 @@ def join_results(key: str, parts: list[tuple[str, dict]]) -> dict:
             seen[t["number"]] = label
             tests.append(t)
         lines += [line for line in results["output"].splitlines()[1:]  # [0]: its score line
-                  if line not in lines]
+                  if line not in lines and not is_honest_line(line)]
     tests.sort(key=_number)
+    charge(tests, violations)
     merged = {"score": sum(t["score"] for t in tests),
               "execution_time": round(sum(r["execution_time"] for _, r in parts), 3),
               # the same code as one grade's summary: one score line, the notes after it
-              "output": summary(tests, [*lines, "joined from the passes: " + ", ".join(l for l, _ in parts)]),
+              "output": summary(tests, [*honest_lines(violations), *lines,
+                                        "joined from the passes: " + ", ".join(l for l, _ in parts)]),
               "tests": tests}
     stamps = [r["extra_data"]["grader"] for _, r in parts if "grader" in r.get("extra_data", {})]
-    if stamps:
-        merged["extra_data"] = {"grader": stamps[0]}
+    extra = ({"grader": stamps[0]} if stamps else {}) | ({"honest_work": violations} if violations else {})
+    if extra:
+        merged["extra_data"] = extra
     validate(merged)
     return merged
 

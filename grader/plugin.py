@@ -14,6 +14,7 @@ import time
 import pytest
 
 from seam import GPU_NOT_RUN, GRADER_PLUGIN, Impl, SandboxFailure, describe
+from seam.honest import line, touched
 from seam.probes import student_name
 from seam.problems import PROBLEMS
 from .gpu import unknown_gpu_message
@@ -39,6 +40,8 @@ class Fact:
     index: int | None = None   # k in the test's number <problem>.<k>, counted over every
                                # collected test, so a --gpu skip and a --gpu only pass number
                                # their tests as one full run does (merge relies on it)
+    functions: tuple = ()      # the student functions it called ("optim.AdamW.step"): a broken
+                               # honest-work rule of one of them scores it 0 (seam/honest.py)
 
 
 def _how(item) -> str:
@@ -159,6 +162,8 @@ class GraderPlugin:
         fact = self.facts.get(report.nodeid)
         if fact is None:
             return
+        if report.when == "call":
+            fact.functions = tuple(self.impl.functions())
         if report.skipped and fact.gpu and not self.cuda:
             fact.outcome, fact.message = "not_run", GPU_NOT_RUN
         elif report.failed:
@@ -167,3 +172,12 @@ class GraderPlugin:
             fact.outcome, fact.message = "passed", ""
         elif report.skipped:  # a skip is never a pass
             fact.outcome, fact.message = "failed", f"skipped: {self._text(report)}"
+
+    def pytest_sessionfinish(self, session):
+        """A function that broke its honest-work rule scores as if unwritten: every test that
+        called it fails with the rule's line, also those that ran before it was seen."""
+        violations = self.impl.violations()
+        for fact in self.facts.values():
+            broken = touched(fact.functions, violations)
+            if broken and fact.outcome != "not_run":
+                fact.outcome, fact.message = "failed", line(broken[0], violations[broken[0]])

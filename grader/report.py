@@ -8,6 +8,7 @@ from pathlib import Path
 
 import jsonschema
 
+from seam.honest import HEAD, line, touched
 from seam.problems import PROBLEMS, problem_number
 from .paths import SCHEMA
 from .text import clean, indent, one_line
@@ -19,14 +20,18 @@ def _order(fact) -> tuple:
     return (problem_number(fact.problem), fact.visibility != "visible")
 
 
-def build_results(facts, execution_time: float, notes: list[str], grader: dict | None = None) -> dict:
+def build_results(facts, execution_time: float, notes: list[str], grader: dict | None = None,
+                  violations: dict[str, str] | None = None) -> dict:
     """results.json as Gradescope reads it; one entry per test, numbered <problem>.<k>.
 
     A test that did not run (``Fact.outcome == "not_run"``, e.g. a GPU test on a CPU machine) is
     "failed" for Gradescope, with its reason as output and ``extra_data.outcome = "not_run"``; the
     score line counts it apart from what was graded. A test that is not counted at all
     (``Fact.counted`` False: an MFU test on a GPU the peak table lacks) is left out of ``tests``
-    and named in the summary. ``grader``: provenance.stamp(), kept in ``extra_data``."""
+    and named in the summary. ``grader``: provenance.stamp(), kept in ``extra_data``.
+    ``violations``: the honest-work rules broken (function -> what it used), said first in the
+    summary and kept in ``extra_data.honest_work``; each test keeps the functions it called
+    (``extra_data.functions``), so that merge charges a rule broken in one pass to the others."""
     tests, counters = [], {}
     for fact in sorted(facts, key=_order):
         k = counters[fact.problem] = counters.get(fact.problem, 0) + 1
@@ -45,16 +50,36 @@ def build_results(facts, execution_time: float, notes: list[str], grader: dict |
             "visibility": fact.visibility,
             "tags": [fact.problem],  # the problem, as a fact: per_problem reads it, never the name
         }
+        entry["extra_data"] = {"functions": list(fact.functions)}
         if fact.outcome == "not_run":
-            entry["extra_data"] = {"outcome": "not_run"}
+            entry["extra_data"]["outcome"] = "not_run"
         tests.append(entry)
     uncounted = [f"not counted: {f.problem}: {f.title}: {f.message}"
                  for f in sorted((f for f in facts if not f.counted), key=_order)]
+    violations = violations or {}
     results = {"score": sum(t["score"] for t in tests), "execution_time": round(execution_time, 3),
-               "output": summary(tests, notes + uncounted), "tests": tests}
-    if grader:
-        results["extra_data"] = {"grader": grader}
+               "output": summary(tests, honest_lines(violations) + notes + uncounted), "tests": tests}
+    extra = ({"grader": grader} if grader else {}) | ({"honest_work": dict(violations)} if violations else {})
+    if extra:
+        results["extra_data"] = extra
     return results
+
+
+def honest_lines(violations: dict[str, str]) -> list[str]:
+    """The summary's first notes: each broken rule, once (seam/honest.py ``line``)."""
+    return [line(f, used) for f, used in sorted(violations.items())]
+
+
+def charge(tests: list[dict], violations: dict[str, str]) -> None:
+    """Score 0 every test that called a function that broke its rule (merge: from any pass)."""
+    for t in tests:
+        broken = touched(t.get("extra_data", {}).get("functions", ()), violations)
+        if broken and not not_run(t):
+            t.update(score=0.0, status="failed", output=line(broken[0], violations[broken[0]]))
+
+
+def is_honest_line(note: str) -> bool:
+    return note.startswith(HEAD)
 
 
 def summary(tests: list[dict], notes: list[str]) -> str:

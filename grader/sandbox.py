@@ -388,6 +388,7 @@ class Sandbox(Impl):
     def __init__(self, submission_dir: Path, limits: Limits = Limits(),
                  isolation: Isolation | None = None, hide: tuple[Path, ...] = (),
                  cuda: bool = False, zygote: Zygote | None = None):
+        super().__init__()
         self.label = "submission"
         self.folder = Path(submission_dir)  # staged for each worker; Impl.unverifiable reads it here
         self.owns_zygote = zygote is None

@@ -18,9 +18,13 @@ from pathlib import Path
 from . import codec, smaps
 from .callee import EXPECTED, Callee
 from .codec import Struct
-from .problems import PROBLEMS
+from .problems import PROBLEMS, RULED
 from .probes import student_name
 from .tamper import scan, verdict
+
+# What the static look finds that can switch the honest-work watch off unseen (seam/tamper.py):
+# every ruled function is then "not checked" and scores 0, as a broken rule does.
+BLINDS_RULES = ("seam", "ctypes")
 
 # The name the grader's pytest plugin is registered under; tests/conftest.py asks pytest for it
 # (its ``impl`` is then the sandboxed submission, and the student-facing output stays quiet).
@@ -55,6 +59,26 @@ class Impl:
     deadline: float | None = None
     folder: Path | None = None     # the modules under test, read (never run) by ``unverifiable``
     _unverifiable: str | None = None
+    _static_rules: dict | None = None  # what the static look says of the rules (``violations``)
+
+    def __init__(self):
+        self.called: set[str] = set()    # student names called since the plugin last cleared it
+        self._violations: dict[str, str] = {}  # ruled function -> what it used (the worker saw it)
+
+    def violations(self) -> dict[str, str]:
+        """Each ruled function that broke its rule -> what it used (seam/honest.py): what the
+        worker saw while it ran, and every ruled function where the static look at the modules
+        finds what could switch the watch off unseen (``BLINDS_RULES``)."""
+        if self._static_rules is None:
+            found = [f for f in scan(self.folder) if f[2] in BLINDS_RULES] if self.folder else []
+            where = ", ".join(f"{name}:{line}" for name, line, _ in found[:3])
+            self._static_rules = {f: f"{found[0][2]} ({where}), which can switch off the grader's watch "
+                                     f"unseen, so no rule can be checked" for f in RULED} if found else {}
+        return {**self._violations, **self._static_rules}
+
+    def functions(self) -> list[str]:
+        """The student functions called since ``called`` was cleared ("optim.AdamW.step" ...)."""
+        return sorted({name for target in self.called for name in student_name(target).split(" / ")})
 
     def unverifiable(self) -> str:
         """Why no "how" probe can be trusted on this implementation ("" if none): what the static
@@ -75,6 +99,7 @@ class Impl:
         raise AttributeError(name)
 
     def call(self, target: str, *args, **kwargs):
+        self.called.add(target)
         request = {"op": "call", "target": target,
                    "args": codec.to_plain(list(args)), "kwargs": codec.to_plain(kwargs)}
         return self._unwrap(target, self._exchange(request))
@@ -84,6 +109,7 @@ class Impl:
         given), in one round trip. Each item is the value returned, or the exception raised
         (rebuilt here, as ``call`` would raise it)."""
         kwargs = kwargs if kwargs is not None else [{}] * len(calls)
+        self.called.add(target)
         request = {"op": "map", "target": target,
                    "calls": [{"args": codec.to_plain(list(a)), "kwargs": codec.to_plain(k)}
                              for a, k in zip(calls, kwargs, strict=True)]}
@@ -104,6 +130,7 @@ class Impl:
         raise SubmissionError(f"{student_name(target)}: malformed response from the implementation")
 
     def get(self, target: str):
+        self.called.add(target)
         return self._unwrap(target, self._exchange({"op": "get", "target": target}))
 
     def _send(self, request: dict) -> dict:
@@ -112,6 +139,14 @@ class Impl:
     def _exchange(self, request: dict):
         """``_send``, and what the worker says it saw break (``unverifiable``), kept for good."""
         response = self._send(request)
+        if type(response) is dict and "violations" in response:
+            seen = response.pop("violations")
+            for function, used in (seen.items() if type(seen) is dict else ()):
+                if function in RULED and type(used) is str:  # (the worker is the student's process)
+                    self._violations.setdefault(function, used[:200])
+        if type(response) is dict and "ran" in response:
+            ran = response.pop("ran")
+            self.called.update(f for f in (ran if type(ran) is list else ()) if f in RULED)
         if type(response) is dict and "unverifiable" in response:
             seen = str(response.pop("unverifiable"))[:500]
             if not self.unverifiable():  # (what the static look names, file and line, comes first)
@@ -191,12 +226,17 @@ class InProcess(Impl):
     _memo: dict[tuple[str, bytes], bytes] = {}
     MEMO_ENTRY = 16 << 20  # larger answers are recomputed, not kept
 
-    def __init__(self, folder: Path, package: str, typecheck: bool = False, memo: bool = False):
+    def __init__(self, folder: Path, package: str, typecheck: bool = False, memo: bool = False,
+                 watched: bool = True):
+        """watched: the honest-work rules are watched (seam/honest.py); False only for the
+        reference in the tests' own process, which the grader's run of it checks instead."""
+        super().__init__()
         self.folder = Path(folder)
         self.label = package
         self.memo = memo
         self._memo_folder = str(self.folder.resolve())  # the memo's key: which code answered
-        self.callee = Callee(self.folder, package, typecheck=typecheck, shown_as=_shown_as(self.folder))
+        self.callee = Callee(self.folder, package, typecheck=typecheck, shown_as=_shown_as(self.folder),
+                             watched=watched)
 
     def resident_bytes(self, device: int, inode: int) -> int | None:
         return smaps.resident_bytes("self", device, inode)  # (one process: the same reading)

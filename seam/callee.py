@@ -24,6 +24,7 @@ from pathlib import Path
 from types import ModuleType
 
 from . import codec, probes
+from .honest import Honest
 from .problems import PROBLEMS, STRUCT_MODULES
 from .tamper import Instrumentation
 
@@ -82,7 +83,7 @@ def format_frames(frames, prefix: str = "") -> str:
 
 class Callee:
     def __init__(self, folder: Path, package: str, typecheck: bool = False, shown_as: str = "",
-                 filtered: bool = False):
+                 filtered: bool = False, watched: bool = True):
         self.folder = Path(folder).resolve()
         self.filtered = filtered  # under the sandbox's syscall filter: an EPERM may be its doing
         self.shown_as = shown_as  # how tracebacks name the folder ("student_stubs/"; "" in the sandbox)
@@ -91,6 +92,8 @@ class Callee:
         self.pkg = load_package(self.folder, package)
         self._failed: dict[str, str] = {}
         self.instrumentation = Instrumentation()  # before any student module is imported
+        # the honest-work rules (seam/honest.py); off only for the reference in the tests' own process
+        self.honest = Honest(self.folder) if watched else None
         self.unverifiable = ""
         self.kept: list = []  # what a probe keeps alive until the next request (a memmap to be read)
 
@@ -111,8 +114,12 @@ class Callee:
             if self.typecheck:
                 from jaxtyping import install_import_hook
                 with install_import_hook(self.package, "beartype.beartype"):
-                    return importlib.import_module(qualified)
-            return importlib.import_module(qualified)
+                    module = importlib.import_module(qualified)
+            else:
+                module = importlib.import_module(qualified)
+            if self.honest is not None:
+                self.honest.bases(problem, module)
+            return module
         except BaseException as e:  # SyntaxError, ImportError, SystemExit at import time, ...
             sys.modules.pop(qualified, None)
             if isinstance(e, KeyboardInterrupt):
@@ -157,10 +164,22 @@ class Callee:
 
     def handle(self, request) -> dict:
         self.kept.clear()
+        before = dict(self.honest.violations) if self.honest is not None else {}
+        self.ran: set[str] = set()
         response = self._handle(request)
         if self.unverifiable:
             response["unverifiable"] = self.unverifiable[:500]
+        if self.honest is not None and self.honest.violations != before:
+            response["violations"] = dict(self.honest.violations)
+        if self.ran:  # the ruled functions a probe drove besides those it names (AdamW in memory_by_stage)
+            response["ran"] = sorted(self.ran)
         return response
+
+    def _watch(self, target: str):
+        """The honest-work watch over what this request runs, or None (no rule covers it)."""
+        if self.honest is None:
+            return None
+        return self.honest.watch(probes.problem_of(target), probes.student_name(target).split(" / "))
 
     def _handle(self, request) -> dict:
         try:
@@ -181,19 +200,33 @@ class Callee:
                     raise codec.DecodeError("bad calls")
                 if any(type(c) is not dict for c in calls):
                     raise codec.DecodeError("bad calls")
-                return {"ok": [self._call(obj, c) for c in calls]}
-            return self._call(obj, request)
+            watch = self._watch(target)
+            if watch is None:
+                if request["op"] == "map":
+                    return {"ok": [self._call(obj, c) for c in calls]}
+                return self._call(obj, request)
+            try:
+                with watch:
+                    if request["op"] == "map":
+                        return {"ok": [self._call(obj, c, watch) for c in calls]}
+                    return self._call(obj, request, watch)
+            finally:
+                self.ran = watch.ran
+                self.honest.check(list(watch.ran | set(watch.direct)))
         except BaseException as e:  # a missing attribute, an unencodable constant, ...
             return self._raised(e)
 
-    def _call(self, obj, request: dict) -> dict:
+    def _call(self, obj, request: dict, watch=None) -> dict:
         """One call; the result or what it raised, as plain data."""
         try:
             args = codec.from_plain(request.get("args", []), self._struct)
             kwargs = codec.from_plain(request.get("kwargs", {}), self._struct)
             if type(args) is not list or type(kwargs) is not dict:
                 raise codec.DecodeError("bad arguments")
-            return {"ok": codec.to_plain(obj(*args, **kwargs))}
+            result = obj(*args, **kwargs)
+            if watch is not None:
+                watch.returned(result)
+            return {"ok": codec.to_plain(result)}
         except BaseException as e:
             return self._raised(e)
 

@@ -8,9 +8,89 @@ name, never its number: its stub, reference, handout section, public and hidden 
 and planted bugs are all "<name>.py" or "test_<name>.py" (or "<name>.md") in their folders.
 
 Adding a problem is a line here plus those files (the grader's README: "How to add a problem").
+
+Honest work: a problem's ``rules`` say what its functions may not hand to a library (or, for
+einops, must hand to it), each with the learning goal it protects and the handout's sentence.
+seam/honest.py enforces them by what runs; the handout prints them (`python -m grader rubric
+--write`); a function that breaks its rule scores as if it were unwritten.
 """
 
 import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """What the functions it covers may not hand to a library, as seam/honest.py watches it run:
+    code of ``modules`` running under them (a class of theirs derived from one of their classes
+    counts too), a torch function, Tensor method or ATen op named in ``ops`` (any spelling, any
+    alias: the name PyTorch dispatches), a cast into a narrow float format (``casts``), or, for
+    ``must``, a returned tensor that no call into that module produced (nor torch computed from
+    what one produced)."""
+    name: str                       # a few words, in the report: "AdamW written by hand"
+    may_not: str                    # what the handout prints under "What your code may not use"
+    why: str                        # the learning goal it protects
+    handout: str                    # the problem whose section states it ...
+    quote: str                      # ... in these words (tests/self/test_honest.py checks they are there)
+    modules: tuple[str, ...] = ()   # Python modules (and their submodules) whose code may not run
+    ops: tuple[str, ...] = ()       # torch functions / Tensor methods / ATen ops, by name
+    casts: bool = False             # no cast into a narrow float dtype (seam/honest.py: cast_in)
+    must: str = ""                  # the module whose call must have produced the returned tensor
+
+
+OWN_ADAMW = Rule(
+    "AdamW written by hand",
+    "PyTorch's Adam or AdamW code in any form: `torch.optim.Adam` / `AdamW` (as a base class, "
+    "kept inside, or called), `torch.optim.adam` / `adamw` and their functional forms, the fused "
+    "kernels `_fused_adam_` / `_fused_adamw_`. Plain tensor ops and `torch._foreach_*` are yours to use",
+    "the update rule, its moments and bias corrections are the problem; torch's optimizer is the "
+    "oracle the tests compare it with", "optim", "You write AdamW by hand",
+    modules=("torch.optim.adam", "torch.optim.adamw"),
+    ops=("_fused_adam_", "_fused_adamw_", "_fused_adam", "_fused_adamw"))
+FROM_THE_NUMBERS = Rule(
+    "layouts computed from the numbers",
+    "a tensor to ask: no `stride()`, `storage_offset()`, `is_contiguous()`, `view`, `reshape`, "
+    "`as_strided`, `transpose` or other view of a real tensor (`nbytes` may read a dtype's "
+    "element size from torch)",
+    "the point is to know how PyTorch walks storage; a strided tensor would just tell you",
+    "tensors", "you compute those layouts from the integers alone",
+    ops=("stride", "storage_offset", "is_contiguous", "is_non_overlapping_and_dense", "as_strided",
+         "as_strided_", "empty_strided", "view", "view_as", "_unsafe_view", "reshape", "reshape_as",
+         "_reshape_alias", "transpose", "transpose_", "t", "t_", "T", "mT", "H", "mH", "permute",
+         "movedim", "moveaxis", "swapaxes", "swapdims", "expand", "expand_as", "narrow", "select",
+         "slice", "unfold", "unsqueeze", "squeeze", "flatten", "unflatten", "contiguous", "diagonal",
+         "split", "chunk", "unbind", "tensor_split", "alias", "__getitem__", "data_ptr",
+         "untyped_storage", "storage", "set_", "resize_"))
+NO_FLOP_COUNTER = Rule(
+    "FLOPs counted from the shapes",
+    "a FLOP counter: `torch.utils.flop_counter` (`FlopCounterMode`), `torch.profiler` / "
+    "`torch.autograd.profiler` (`with_flops`), or a counting library (fvcore, thop, ptflops, ...)",
+    "counting FLOPs by hand from the shapes is the skill; the counter is the tests' oracle",
+    "flops", "Count them from the shapes, never read them off a FLOP counter",
+    modules=("torch.utils.flop_counter", "torch.profiler", "torch.autograd.profiler",
+             "torch.autograd.profiler_util", "fvcore", "thop", "ptflops", "calflops", "torchinfo",
+             "torchprofile", "flopth", "deepspeed.profiling"),
+    ops=("_enable_profiler", "_prepare_profiler", "_enable_profiler_legacy"))
+ROUND_IT_YOURSELF = Rule(
+    "rounding done by hand",
+    "a PyTorch cast into a narrow float format (`.to(torch.float16)`, `.half()`, `.bfloat16()`, "
+    "`copy_` into one, `torch.tensor(..., dtype=...)` of one); reinterpreting bits "
+    "(`x.view(torch.float16)`) and widening back are allowed",
+    "the bit layout of a format is the problem; the cast would do the rounding for you",
+    "dtypes", "you round values into a format yourself", casts=True)
+OWN_LINEAR = Rule(
+    "Linear written by hand",
+    "`torch.nn.Linear` (as a base class, a submodule or called) or `torch.nn.functional.linear`, "
+    "under any name",
+    "a linear layer is a matmul with a weight you own: the layout and initialisation are the problem",
+    "modules", "Do not use `torch.nn.Linear` or `torch.nn.functional.linear`, under any name",
+    modules=("torch.nn.modules.linear",), ops=("linear",))
+THROUGH_EINOPS = Rule(
+    "named axes through einops",
+    "anything but einops for the axes: each function's result comes from an einops call "
+    "(`einsum`, `rearrange`, `reduce`), as it returned it or computed from it (`q @ k` of "
+    "rearranged operands); `view`, `transpose`, `permute` or `torch.einsum` alone do not count",
+    "the pattern string that names every axis is the lesson", "einops", "Use the einops library",
+    must="einops")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -18,22 +98,51 @@ class Problem:
     name: str                       # the module students fill in: student_stubs/<name>.py
     title: str                      # the handout's heading after the name
     structs: tuple[str, ...] = ()   # the problem's given dataclasses that tests pass by value
+    rules: tuple[tuple[Rule, tuple[str, ...]], ...] = ()  # (rule, the module's names it covers)
 
 
 PROBLEMS: dict[str, Problem] = {p.name: p for p in (
-    Problem("tensors", "storage, strides and views"),
-    Problem("dtypes", "number formats", structs=("FloatFormat",)),
-    Problem("flops", "counting FLOPs"),
-    Problem("intensity", "arithmetic intensity and the roofline"),
+    Problem("tensors", "storage, strides and views", rules=(
+        (FROM_THE_NUMBERS, ("contiguous_strides", "element_offset", "is_contiguous", "transpose", "select",
+                            "narrow", "view_strides", "reshape_copies")),)),
+    Problem("dtypes", "number formats", structs=("FloatFormat",), rules=(
+        (ROUND_IT_YOURSELF, ("max_value", "eps", "smallest_normal", "smallest_subnormal", "round_to",
+                             "nvfp4_quantize")),)),
+    Problem("flops", "counting FLOPs", rules=(
+        (NO_FLOP_COUNTER, ("matmul_flops", "linear_flops", "transformer_forward_flops", "training_flops")),)),
+    Problem("intensity", "arithmetic intensity and the roofline", rules=(
+        (NO_FLOP_COUNTER, ("matmul_intensity", "elementwise_intensity")),)),
     Problem("memory", "the training-memory ledger"),
-    Problem("adamw_accounting", "the adamwAccounting problem", structs=("TransformerConfig",)),
-    Problem("modules", "Linear and Cruncher"),
-    Problem("optim", "AdamW and its state"),
+    Problem("adamw_accounting", "the adamwAccounting problem", structs=("TransformerConfig",), rules=(
+        (NO_FLOP_COUNTER, ("adamw_step_flops", "training_days")),)),
+    Problem("modules", "Linear and Cruncher", rules=((OWN_LINEAR, ("Linear", "Cruncher")),)),
+    Problem("optim", "AdamW and its state", rules=((OWN_ADAMW, ("AdamW",)),)),
     Problem("training", "data, loop, checkpoints, mixed precision"),
     Problem("benchmarking", "MFU"),
     Problem("scaling", "scaling laws"),
-    Problem("einops", "named axes"),
+    Problem("einops", "named axes", rules=(
+        (THROUGH_EINOPS, ("attention_scores", "split_heads", "merge_heads", "mean_over")),
+        (NO_FLOP_COUNTER, ("attention_scores_flops",)))),
 )}
+
+# "optim.AdamW" -> its rule: every function a rule covers, qualified by its problem (one rule each)
+RULED: dict[str, Rule] = {}
+for _p in PROBLEMS.values():
+    for _rule, _names in _p.rules:
+        for _name in _names:
+            if f"{_p.name}.{_name}" in RULED:
+                raise RuntimeError(f"{_p.name}.{_name} has two rules")
+            RULED[f"{_p.name}.{_name}"] = _rule
+
+# Why the problems without a rule have none (the handout and the trust model print it).
+NO_RULE = {
+    "memory": "its functions are arithmetic on given numbers: nothing in a library does the problem for you",
+    "training": "using PyTorch is the problem; its how checks (memmap pages, weights_only, no GradScaler) "
+                "check what matters",
+    "benchmarking": "timing code is checked by how it synchronizes; a watch running during the timed "
+                    "region would change what it measures",
+    "scaling": "numpy, math and scipy are tools for the fits, not the answer; the formulas are the problem",
+}
 
 # struct class name -> the problem module that defines it (the callee rebuilds it from there)
 STRUCT_MODULES = {struct: p.name for p in PROBLEMS.values() for struct in p.structs}

@@ -18,11 +18,13 @@ import pytest
 import torch
 
 from seam import GPU_NOT_RUN, GRADER_PLUGIN, InProcess, describe
+from seam.honest import line, touched
 from seam.problems import PROBLEMS, problem_number, section
 
 ROOT = Path(__file__).resolve().parents[1]
 NOT_IMPLEMENTED = "not implemented"  # the category a stub's NotImplementedError is counted in
-_RESULTS = pytest.StashKey[dict]()   # nodeid -> {"problem", "points", "outcome"}, for the summary
+_RESULTS = pytest.StashKey[dict]()   # nodeid -> {"problem", "points", "outcome", "functions"}, for the summary
+_IMPL = pytest.StashKey[object]()    # the session's impl, once a test asked for it
 
 
 def pytest_addoption(parser):
@@ -74,6 +76,12 @@ def pytest_runtest_setup(item):
         pytest.skip(GPU_NOT_RUN)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item):
+    if "impl" in item.funcargs:  # what this test calls (the honest-work rules charge its functions)
+        item.funcargs["impl"].called.clear()
+
+
 def _problem_of(item) -> str | None:
     stem = item.path.stem.removeprefix("test_")
     return stem if item.path.parent.name in ("public", "hidden") and stem in PROBLEMS else None
@@ -96,7 +104,8 @@ def impl(request):
     if grader is not None:
         return grader.impl
     folder = _impl_folder(request.config).resolve()
-    return InProcess(folder, package=f"impl_{folder.name}")
+    impl = request.config.stash[_IMPL] = InProcess(folder, package=f"impl_{folder.name}")
+    return impl
 
 
 @pytest.fixture(scope="session")
@@ -109,7 +118,8 @@ def ref():
     Its answers are remembered for the process's life on a machine without CUDA (a batch job
     grading a class asks the same questions for every student); on a CUDA runner the GPU tests
     compare measurements taken in the same run, so nothing is remembered there."""
-    return InProcess(ROOT / "reference", package="reference_plain", memo=not torch.cuda.is_available())
+    return InProcess(ROOT / "reference", package="reference_plain", memo=not torch.cuda.is_available(),
+                     watched=False)
 
 
 # ----- what a student's own run prints ---------------------------------------------------------
@@ -172,6 +182,16 @@ def pytest_runtest_makereport(item, call):
         if why:  # whatever the test concluded, its measurement cannot be trusted
             report.outcome, report.longrepr, report._grader_text = "failed", why, why
             return
+    if call.when == "call" and not _graded(config) and "impl" in item.funcargs:
+        impl = item.funcargs["impl"]
+        entry = config.stash[_RESULTS].get(item.nodeid)
+        if entry is not None:
+            entry["functions"] = impl.functions()
+        broken = touched(impl.functions(), impl.violations())
+        if broken:  # a student sees locally what the grader will charge (the summary, retroactively)
+            report.outcome = "failed"
+            report.longrepr = line(broken[0], impl.violations()[broken[0]])
+            return
     if _graded(config) or call.excinfo is None:
         return
     exc = call.excinfo.value
@@ -223,12 +243,22 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             row["todo"] += entry["outcome"] == "todo"
     if not rows:
         return
+    impl = config.stash.get(_IMPL, None)  # what the session's impl saw of the honest-work rules
+    violations = impl.violations() if impl is not None else {}
+    for nodeid, entry in results.items():  # a broken rule costs every test of its function, also earlier ones
+        if nodeid in ran and entry["outcome"] == "passed" and touched(entry.get("functions", ()), violations):
+            rows[entry["problem"]]["passed"] -= 1
+            rows[entry["problem"]]["earned"] -= entry["points"]
     folder = _impl_folder(config)
     for problem in rows:  # every stub still to fill in, not just the first one each test hit
         for name, line in stubs_left(folder / f"{problem}.py"):
             todo.setdefault(f"{problem}.{name}", f"{_shown(folder)}/{problem}.py:{line}")
     write = terminalreporter.write_line
     terminalreporter.section("your progress", sep="=")
+    for function, used in sorted(violations.items()):
+        write(line(function, used))
+    if violations:
+        write("")
     if todo:
         write(f"not implemented yet ({len(todo)}):")
         width = max(map(len, todo))

@@ -8,57 +8,21 @@ called from Python, whatever name or alias the submission used: ``Tensor.to``, `
 ``torch.ops.aten._to_copy``) and a TorchDispatchMode (every ATen operator, also those reached from
 C++). A "cast" is an operation that returns a tensor of a narrow floating dtype (float16,
 bfloat16, the float8 and float4 types) whose values came from elsewhere: from Python data, from a
-wider floating tensor, or from an integer tensor through a conversion (see ``_cast_in``).
+wider floating tensor, or from an integer tensor through a conversion (see ``seam.honest.cast_in``, which the honest-work rule of dtypes uses too).
 ``Tensor.view(dtype)`` only reinterprets bits and is allowed, and so is widening a narrow tensor
 back to float32. A cast done by another library (numpy's ``astype``) is not seen. The reference
 does all its work in float64/int64, so it trips neither mode.
 """
 
-import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
 
 from . import probe
-
-NARROW = frozenset(getattr(torch, name) for name in (
-    "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
-    "float8_e8m0fnu", "float4_e2m1fn_x2") if hasattr(torch, name))
-
-# Reinterpreting bits is not rounding: x.view(torch.float16) (and its ATen op) is allowed.
-BIT_VIEWS = frozenset({"view"})
-# Operations that convert values from one dtype to another (ATen overload names are cut at the dot).
-CONVERSIONS = frozenset({"to", "_to_copy", "type", "copy_", "copy", "half", "bfloat16",
-                         "to_dtype", "_to_dtype", "convert_element_type"})
-
-
-def _tensors(values) -> list:
-    return [leaf for leaf in tree_leaves(values) if isinstance(leaf, torch.Tensor)]
-
-
-def _cast_in(name: str, args, kwargs, result) -> str | None:
-    """The narrow dtype this operation converted values into, or None.
-
-    A cast: the operation returns a tensor of a narrow float dtype, it is not a bit view, and the
-    values came from elsewhere: from Python data (no tensor inputs: ``torch.tensor(...,
-    dtype=torch.float16)``, ``torch.empty(..., dtype=...)``), from a wider floating tensor
-    (``x.to(...)``, ``copy_``), or from an integer tensor through a conversion. Masks and
-    indices applied to a tensor that already is narrow do not count."""
-    base = name.split(".")[0]
-    if base in BIT_VIEWS:
-        return None
-    out = [t.dtype for t in _tensors(result) if t.dtype in NARROW]
-    if not out:
-        return None
-    ins = [t.dtype for t in _tensors((args, kwargs or {}))]
-    if not ins or any(d not in NARROW and (d.is_floating_point or base in CONVERSIONS) for d in ins):
-        return str(out[0])
-    return None
-
+from ..honest import cast_in
 
 def _record(seen: list, func, args, kwargs, result) -> None:
     name = str(getattr(func, "__name__", None) or func)
-    dtype = _cast_in(name, args, kwargs, result)
+    dtype = cast_in(name, args, kwargs, result)
     if dtype is not None and len(seen) < 20:
         seen.append(f"{name} -> {dtype}")
 

@@ -105,8 +105,15 @@ _NO_TOKENS = _mistake(
     adamw_step_flops=lambda cfg, B: 6 * params(cfg),
     training_days=lambda cfg, B, steps, peak, mfu: steps * 6 * params(cfg) / (peak * mfu) / 86400)
 
+_NO_CONTEXT = _mistake(
+    "the context length forgotten (6·B·P per step instead of 6·B·T·P)",
+    "Each of the B sequences in a step is T tokens long, and every token costs 6·P FLOPs.",
+    "6·B·T·P (forward 2, backward 4 FLOPs per parameter per token)",
+    adamw_step_flops=lambda cfg, B: 6 * B * params(cfg),
+    training_days=lambda cfg, B, steps, peak, mfu: steps * 6 * B * params(cfg) / (peak * mfu) / 86400)
+
 MISTAKES = [_TWO_MATRIX_FFN, _TIED, _LOGITS_ONCE, _ONE_TT, _PER_LAYER, _NO_GRADS, _GIB, _FORWARD_ONLY,
-            _ATTENTION_FLOPS, _ONE_ATTENTION_MATMUL, _NO_TOKENS]
+            _ATTENTION_FLOPS, _ONE_ATTENTION_MATMUL, _NO_TOKENS, _NO_CONTEXT]
 
 
 def mistakes(function: str) -> list[Mistake]:

@@ -40,4 +40,7 @@ BUGS = [
         mistake="one attention matmul (QKᵀ or AV, not both)"),
     Bug("adamw_accounting", "tokens per step forgotten (6·P per step)", FLOPS_LINE,
         "    return int(6 * parameter_count(cfg))", mistake="the tokens per step forgotten"),
+    # a real answer: the batch kept, the context length forgotten
+    Bug("adamw_accounting", "context length forgotten (6·B·P per step)", FLOPS_LINE,
+        "    return int(6 * batch_size * parameter_count(cfg))", mistake="the context length forgotten"),
 ]

@@ -19,6 +19,10 @@ BUGS = [
     Bug("flops", "attention scores use d_head instead of d_model",
         "    attn_scores = L * 2 * 2 * T * T * d",
         "    attn_scores = L * 2 * 2 * T * T * (d // cfg.num_heads)"),
+    # a real answer: inference's count for a training run
+    Bug("flops", "training compute without the backward pass (2·N·D)",
+        "    return float(6 * n_params * n_tokens)",
+        "    return float(2 * n_params * n_tokens)", mistake="the backward pass forgotten"),
     Bug("flops", "training_seconds ignores the MFU",
         "    return float(total_flops / (n_gpus * peak_flops * mfu))",
         "    return float(total_flops / (n_gpus * peak_flops))"),

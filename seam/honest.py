@@ -1,0 +1,425 @@
+"""Honest work: the registry's rules (seam/problems.py ``Rule``), enforced by what runs.
+
+While a function a rule covers runs (a seam call of it, or a probe that drives it), a ``Watch``
+looks at what actually executes, in the student's process, whatever names the code used:
+
+- a profiler (``sys.setprofile``) sees every Python function that runs (its module decides:
+  ``torch.optim.adam`` for AdamW, ``torch.utils.flop_counter`` for FLOPs) and every C function
+  called from Python (``Tensor.stride``, ``torch._C._nn.linear``, ``torch._fused_adamw_``), and
+  the values einops' functions return (``must``);
+- a TorchFunctionMode and a TorchDispatchMode see every torch function and every ATen op, also
+  those reached from C++ (``torch.ops.aten.linear``, an alias bound at import time), and the
+  casts into a narrow float format (``cast_in``);
+- a class of theirs derived from a class of a forbidden module (``torch.optim.Adam``) is found
+  when its module is imported (``bases``).
+
+An event counts only when the student's own code is on the stack: the probes and the tests use
+PyTorch freely (it is the oracle). Switching the watch off is itself a violation when it happens
+while the function runs: starting a thread or process, removing the profiler, popping torch's
+mode stacks (``_disable_current_modes``, ``_pop_torch_function_stack``), leaving a
+``DisableTorchFunction`` block, or calling PyTorch while torch functions or the Python dispatch
+key are disabled; so is a thread of theirs that ran while the function ran (its frame moved).
+What stays possible (ctypes, named at run time) is listed in the trust model (README).
+
+A violation is (function, what it used); the trusted side (``seam.Impl``) keeps them, and every
+graded test of that function scores 0 (``touched``), with one line (``line``).
+"""
+
+import sys
+import threading
+from types import MappingProxyType
+
+import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
+
+from .problems import PROBLEMS, RULED, Rule, section
+
+HEAD = "honest work: "  # every line about a violation starts so (merge rebuilds them from the union)
+
+# ---- casts into a narrow float format (the dtypes rule; probes/dtypes.py measures the same) -----
+NARROW = frozenset(getattr(torch, name) for name in (
+    "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+    "float8_e8m0fnu", "float4_e2m1fn_x2") if hasattr(torch, name))
+BIT_VIEWS = frozenset({"view"})  # reinterpreting bits is not rounding
+CONVERSIONS = frozenset({"to", "_to_copy", "type", "copy_", "copy", "half", "bfloat16",
+                         "to_dtype", "_to_dtype", "convert_element_type"})
+
+
+def _tensors(values) -> list:
+    return [leaf for leaf in tree_leaves(values) if isinstance(leaf, torch.Tensor)]
+
+
+def cast_in(name: str, args, kwargs, result) -> str | None:
+    """The narrow dtype this operation converted values into, or None.
+
+    A cast: the operation returns a tensor of a narrow float dtype, it is not a bit view, and the
+    values came from elsewhere: from Python data (no tensor inputs: ``torch.tensor(...,
+    dtype=torch.float16)``, ``torch.empty(..., dtype=...)``), from a wider floating tensor
+    (``x.to(...)``, ``copy_``), or from an integer tensor through a conversion. Masks and
+    indices applied to a tensor that already is narrow do not count."""
+    base = name.split(".")[0]
+    if base in BIT_VIEWS:
+        return None
+    out = [t.dtype for t in _tensors(result) if t.dtype in NARROW]
+    if not out:
+        return None
+    ins = [t.dtype for t in _tensors((args, kwargs or {}))]
+    if not ins or any(d not in NARROW and (d.is_floating_point or base in CONVERSIONS) for d in ins):
+        return str(out[0])
+    return None
+
+
+def op_name(func) -> str:
+    """The name PyTorch dispatches, whatever the caller called it: ``linear`` for F.linear, an
+    alias of it and ``torch.ops.aten.linear.default``; ``T`` for the property ``x.T``."""
+    name = str(getattr(func, "__name__", "") or func)
+    if name == "__get__":  # a property of Tensor, seen by the function mode as its getter
+        name = str(getattr(getattr(func, "__self__", None), "__name__", name))
+    return name.split(".")[0]
+
+
+# ---- what switches the watch off ----------------------------------------------------------------
+# C functions (by name) that start other threads or processes (counted when the student's code is
+# on the stack: threading.py makes the call), or remove the profiler or torch's modes (counted when
+# the student's code makes the call itself: torch pops its modes too, e.g. in handle_torch_function).
+BY_STACK = frozenset({"start_new_thread", "start_new", "start_joinable_thread", "fork", "forkpty",
+                      "posix_spawn", "posix_spawnp", "fork_exec"})
+BLINDING_C = MappingProxyType({
+    "start_new_thread": "another thread", "start_new": "another thread",
+    "start_joinable_thread": "another thread", "fork": "another process", "forkpty": "another process",
+    "posix_spawn": "another process", "posix_spawnp": "another process", "fork_exec": "another process",
+    "setprofile": "sys.setprofile", "settrace": "sys.settrace",
+    "setprofile_all_threads": "sys.setprofile", "settrace_all_threads": "sys.settrace",
+    "_pop_torch_function_stack": "torch's function-mode stack popped",
+    "_pop_torch_dispatch_stack": "torch's dispatch-mode stack popped",
+    "_set_torch_function_mode": "torch's function mode replaced",
+    "_dispatch_tls_set_dispatch_key_excluded": "a dispatch key excluded",
+    "_dispatch_tls_set_dispatch_key_included": "a dispatch key included",
+})
+# Python functions (module, qualified name) that pop or disable the modes, when the student's code
+# calls them (through contextlib's ``with`` at most): torch's own calls are its business.
+BLINDING_PY = frozenset({
+    ("torch.utils._python_dispatch", "_disable_current_modes"), ("torch.utils._python_dispatch", "_pop_mode"),
+    ("torch.utils._python_dispatch", "_pop_mode_temporarily"), ("torch.overrides", "_pop_mode"),
+    ("torch.overrides", "_pop_mode_temporarily"), ("torch.utils._mode_utils", "no_dispatch"),
+})
+_DISABLERS = tuple(t for t in (getattr(torch._C, n, None) for n in (
+    "DisableTorchFunction", "DisableTorchFunctionSubclass", "_DisableTorchDispatch")) if isinstance(t, type))
+_PYTHON_KEY = torch._C.DispatchKey.Python
+
+
+def covered(names) -> dict[str, Rule]:
+    """The ruled functions among a request's student names ("optim.AdamW.step" is AdamW's)."""
+    out = {}
+    for name in names:
+        for function, rule in RULED.items():
+            if name == function or name.startswith(function + "."):
+                out[function] = rule
+    return out
+
+
+def touched(functions, violated) -> list[str]:
+    """The violated functions among those a test called (a method counts as its class)."""
+    return sorted({v for v in violated for f in functions if f == v or f.startswith(v + ".")})
+
+
+def line(function: str, used: str) -> str:
+    """The one line a report, and every failure of that function, says about a violation."""
+    rule = RULED[function]
+    return (f"{HEAD}{function} used {used}: {rule.name} is the problem, so it may not use "
+            f"{rule.may_not.split(':')[0].split(' (')[0]}. The handout ({section(rule.handout)}): "
+            f"\"{rule.quote}\". Every test of {function} scores 0, as if it were unwritten")
+
+
+def _student(frame, files) -> bool:
+    for _ in range(400):
+        if frame is None:
+            return False
+        if frame.f_code.co_filename in files:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _quals(frame, files) -> set[str]:
+    """"<module>.<qualname>" of every student frame on the stack."""
+    out = set()
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename in files:
+            out.add(f"{files[code.co_filename]}.{code.co_qualname}")
+        frame = frame.f_back
+    return out
+
+
+def _is_torch(fn) -> bool:
+    owner = getattr(fn, "__self__", None)
+    return isinstance(owner, torch.Tensor) or str(getattr(fn, "__module__", None) or "").startswith("torch")
+
+
+class Honest:
+    """The worker's record: what each ruled function used (first seen), and a ``watch`` per request."""
+
+    def __init__(self, folder):
+        # the student's files, as their code objects name them -> the problem module
+        self.files = {f"{folder}/{p}.py": p for p in PROBLEMS}
+        self.violations: dict[str, str] = {}
+        self.trusted_threads = set(sys._current_frames())  # the harness's own (pytest, execnet)
+        self.intact = _integrity()  # taken before any student module is imported
+
+    def check(self, functions) -> None:
+        """After a watched request: the rules and the watch's own code as they were."""
+        if _integrity() != self.intact:
+            for f in functions:
+                self.record(f, "code that changed the grader's rules or its watch")
+
+    def record(self, function: str, used: str) -> None:
+        self.violations.setdefault(function, used[:200])
+
+    def bases(self, problem: str, module) -> None:
+        """Class ancestry, when a module is imported: a ruled class derived from a class of a
+        module its rule forbids (``class AdamW(torch.optim.AdamW)``) breaks the rule."""
+        for function, rule in RULED.items():
+            mod_name, _, name = function.partition(".")
+            cls = getattr(module, name, None) if mod_name == problem else None
+            if not isinstance(cls, type) or not rule.modules:
+                continue
+            for base in cls.__mro__[1:]:
+                if _in(str(getattr(base, "__module__", "")), rule.modules):
+                    self.record(function, f"{base.__module__}.{base.__qualname__} as a base class")
+
+    def watch(self, problem: str, names) -> "Watch | None":
+        """The watch over one request of ``problem``: every ruled function of the problem may run
+        in it (a probe of memory_by_stage drives AdamW too); ``names``: those the request calls."""
+        rules = {f: r for f, r in RULED.items() if f.partition(".")[0] == problem} | covered(names)
+        return Watch(self, rules, direct=list(covered(names))) if rules else None
+
+
+def _integrity() -> tuple:
+    """The registry's rules and the identity of every function of the watch (and of the seam's
+    classes): what a submission would have to change to switch the rules off."""
+    classes = [Honest, Watch, _FunctionWatch, _DispatchWatch]
+    callee = sys.modules.get("seam.callee")
+    if callee is not None:
+        classes.append(callee.Callee)
+    methods = tuple((c.__name__, k, id(v)) for c in classes for k, v in sorted(vars(c).items()))
+    functions = tuple((k, id(v)) for k, v in sorted(globals().items()) if callable(v))
+    return tuple(RULED.items()), methods, functions, id(BLINDING_C), id(BLINDING_PY)
+
+
+def direct_rules(rules: dict[str, Rule], direct: list[str]) -> dict[str, Rule]:
+    return {f: r for f, r in rules.items() if f in direct}
+
+
+def _in(module: str, prefixes) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+class Watch:
+    """One request's watch over the functions it covers (``rules``: function -> rule)."""
+
+    def __init__(self, honest: Honest, rules: dict[str, Rule], direct: list[str]):
+        self.honest, self.rules, self.files, self.direct = honest, rules, honest.files, direct
+        self.ops = {op: [f for f, r in rules.items() if op in r.ops] for r in rules.values() for op in r.ops}
+        self.modules = {f: r.modules for f, r in rules.items() if r.modules}
+        self.casts = [f for f, r in rules.items() if r.casts]
+        self.must = {f: r.must for f, r in direct_rules(rules, direct).items() if r.must}
+        self.modes = bool(self.ops or self.casts or self.must)
+        self.ran: set[str] = set()  # the ruled functions whose code ran (a test of them is theirs)
+        self._kinds: dict = {}     # code object -> what running it means ("" nothing)
+        self.produced: dict = {}   # id -> tensor: what the ``must`` module's functions returned, and
+                                   # what torch ops computed from that (the function mode sees them)
+        self.inside = 0            # >0 while a mode runs the op it intercepted (modes are off then)
+
+    # ---- the result --------------------------------------------------------------------------
+    def hit(self, functions, used: str, frame=None) -> None:
+        """Charge ``used`` to the functions it belongs to: those of a student frame on the stack
+        (Cruncher, not Linear, for Cruncher.__init__), else those this request calls itself (a
+        helper of theirs at module level); never a function the request neither calls nor ran."""
+        quals = _quals(frame, self.files) if frame is not None else set()
+        mine = [f for f in functions if any(q == f or q.startswith(f + ".") for q in quals)]
+        for f in mine or [f for f in functions if f in self.direct]:
+            self.honest.record(f, used)
+
+    def returned(self, value) -> None:
+        """A covered function returned ``value``: for ``must``, it must come from an einops call."""
+        if self.must and isinstance(value, torch.Tensor) and self.produced.get(id(value)) is not value:
+            for f, module in self.must.items():
+                self.honest.record(f, f"a tensor that no {module} call returned")
+        self.produced.clear()
+
+    # ---- switching on and off ----------------------------------------------------------------
+    def __enter__(self):
+        self._stack = []
+        if self.modes:  # the dispatch mode (every ATen op, also from C++) only where casts matter
+            self._stack = [_FunctionWatch(self)] + [_DispatchWatch(self)] * bool(self.casts)
+            for mode in self._stack:
+                mode.__enter__()
+            self.depths = (torch._C._len_torch_function_stack(), torch._C._len_torch_dispatch_stack())
+        self.threads = {tid: (frame, frame.f_lasti) for tid, frame in sys._current_frames().items()
+                        if tid not in self.honest.trusted_threads and tid != threading.get_ident()}
+        self.previous = sys.getprofile()
+        sys.setprofile(self._event)
+        return self
+
+    def __exit__(self, *exc):
+        removed = sys.getprofile() != self._event
+        sys.setprofile(self.previous)
+        for mode in reversed(self._stack):
+            try:
+                mode.__exit__(None, None, None)
+            except Exception:  # the student popped it already: that was recorded
+                pass
+        everything = list(self.ran | set(self.direct))
+        if removed:
+            self.hit(everything, "its own profiler in place of the grader's watch")
+        now = sys._current_frames()
+        for tid, (frame, lasti) in self.threads.items():
+            if tid in now and (now[tid] is not frame or frame.f_lasti != lasti):
+                self.hit(everything, "work in another thread (it ran while the function was watched)")
+                break
+        self.produced.clear()
+        return False
+
+    # ---- the profiler ------------------------------------------------------------------------
+    def _event(self, frame, event, arg):
+        if event == "c_call":
+            name = getattr(arg, "__name__", "")
+            if name in BLINDING_C or name == "__exit__":
+                self._blinding_c(frame, name, arg)
+            elif name in self.ops:
+                if _is_torch(arg) and _student(frame, self.files):
+                    self.hit(self.ops[name], f"torch's {name}", frame)
+            elif self.modes and not self.inside and frame.f_code.co_filename in self.files and _is_torch(arg):
+                self._modes_on(frame, name)
+        elif event == "call" or (event == "return" and self.must):
+            code = frame.f_code
+            kind = self._kinds.get(code)
+            if kind is None:
+                kind = self._kinds[code] = self._classify(frame)
+            if kind:
+                self._python(frame, event, kind, arg)
+
+    def _classify(self, frame):
+        code = frame.f_code
+        if code.co_filename in self.files:  # theirs: which ruled function's code is this?
+            qual = f"{self.files[code.co_filename]}.{code.co_qualname}"
+            return [f for f in self.rules if qual == f or qual.startswith(f + ".")] or ""
+        module = str(frame.f_globals.get("__name__", ""))
+        if (module, frame.f_code.co_qualname) in BLINDING_PY:
+            return "blinding"
+        if any(_in(module, mods) for mods in self.modules.values()):
+            return "forbidden"
+        if self.must and any(_in(module, (m,)) for m in self.must.values()):
+            return "must"
+        return ""
+
+    def _python(self, frame, event, kind, arg) -> None:
+        if type(kind) is list:  # a ruled function of theirs runs
+            self.ran.update(kind)
+            return
+        if kind == "must":
+            if event == "return" and isinstance(arg, torch.Tensor):
+                self.produced[id(arg)] = arg
+            return
+        if event != "call":
+            return
+        module, qual = str(frame.f_globals.get("__name__", "")), frame.f_code.co_qualname
+        if kind == "blinding":
+            caller = frame.f_back
+            while caller is not None and caller.f_globals.get("__name__") == "contextlib":
+                caller = caller.f_back
+            if caller is not None and caller.f_code.co_filename in self.files:
+                self.hit(list(self.rules), f"{module}.{qual} (it switches off the grader's watch)", frame)
+            return
+        functions = [f for f, mods in self.modules.items() if _in(module, mods)]
+        owner = self._owner(frame)  # torch's code run for a class of theirs (class AdamW(torch.optim.AdamW))
+        if owner:
+            self.ran.update(f for f in owner if f in functions)
+            for f in owner:
+                if f in functions:
+                    self.honest.record(f, f"{module}.{qual}")
+        elif _student(frame.f_back, self.files):
+            self.hit(functions, f"{module}.{qual}", frame)
+
+    def _owner(self, frame) -> list[str]:
+        """The ruled functions (classes) of theirs whose instance this torch code runs for."""
+        if "self" not in frame.f_code.co_varnames[:1]:
+            return []
+        cls = type(frame.f_locals.get("self"))
+        path = getattr(sys.modules.get(cls.__module__), "__file__", None)
+        if path not in self.files:
+            return []
+        qual = f"{self.files[path]}.{cls.__qualname__}"
+        return [f for f in self.rules if qual == f or qual.startswith(f + ".")]
+
+    def _blinding_c(self, frame, name, arg) -> None:
+        if name == "__exit__":  # leaving a DisableTorchFunction / _DisableTorchDispatch block
+            if isinstance(getattr(arg, "__self__", None), _DISABLERS) and frame.f_code.co_filename in self.files:
+                self.hit(list(self.rules), f"torch._C.{type(arg.__self__).__name__} (it switches off the "
+                                           f"grader's watch)", frame)
+            return
+        if _student(frame, self.files) if name in BY_STACK else frame.f_code.co_filename in self.files:
+            self.hit(list(self.rules), f"{BLINDING_C[name]} ({name}), which the grader's watch cannot follow", frame)
+
+    def _modes_on(self, frame, name) -> None:
+        """The student calls PyTorch: the grader's modes must be on, and still on the stacks."""
+        off = (not torch._C._is_torch_function_enabled()
+               or torch._C._dispatch_tls_is_dispatch_key_excluded(_PYTHON_KEY)
+               or torch._C._len_torch_function_stack() < self.depths[0]
+               or torch._C._len_torch_dispatch_stack() < self.depths[1])
+        if off:
+            self.hit(list(self.rules), f"PyTorch ({name}) with the grader's watch switched off", frame)
+
+    # ---- the modes ---------------------------------------------------------------------------
+    def seen(self, func, args, kwargs, result) -> None:
+        if self.produced and any(self.produced.get(id(t)) is t for t in _tensors((args, kwargs or {}))):
+            for t in _tensors(result):  # computed from an einops result: it comes from einops too
+                self.produced[id(t)] = t
+        name = op_name(func)
+        functions = self.ops.get(name)
+        if functions:
+            frame = sys._getframe(2)
+            if _student(frame, self.files):
+                self.hit(functions, f"torch's {name}", frame)
+        if self.casts:
+            dtype = cast_in(name, args, kwargs, result)
+            if dtype is not None:
+                frame = sys._getframe(2)
+                if _student(frame, self.files):
+                    self.hit(self.casts, f"a cast into {dtype} ({name})", frame)
+
+    def run(self, func, args, kwargs):
+        self.inside += 1
+        try:
+            return func(*args, **(kwargs or {}))
+        finally:
+            self.inside -= 1
+
+
+class _FunctionWatch(TorchFunctionMode):
+    def __init__(self, watch: Watch):
+        super().__init__()
+        self.watch = watch
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = self.watch.run(func, args, kwargs)
+        self.watch.seen(func, args, kwargs, result)
+        return result
+
+
+class _DispatchWatch(TorchDispatchMode):
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False  # nothing here is compiled (see probes/dtypes.py)
+
+    def __init__(self, watch: Watch):
+        super().__init__()
+        self.watch = watch
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        result = self.watch.run(func, args, kwargs)
+        self.watch.seen(func, args, kwargs, result)
+        return result
