@@ -1,14 +1,21 @@
 """Every planted bug loses points on its own problem (in-process, that problem's graded tests);
-one that is a named misconception is told so, by name, in a failure message."""
+one that is a named misconception is told so, by name, in a failure message. Every planted
+shortcut (tests/self/shortcuts/) scores no more than its function left unwritten, and is told
+which rule it broke."""
+
+import functools
 
 import pytest
 
 from grader.grade import run_tests
 from seam import InProcess
 from seam.problems import PROBLEMS
+from seam.problems import RULED
 from tests.self.bugs import all_bugs
+from tests.self.shortcuts import all_shortcuts
 
 BUGS = all_bugs()
+SHORTCUTS = all_shortcuts()
 
 
 def test_every_problem_has_three_bugs():
@@ -29,3 +36,43 @@ def test_bug_loses_points_on_its_problem(bug, tmp_path):
         named = f"known mistake: {bug.mistake}"
         assert any(named in f.message for f in lost), (
             f"no failure of {bug.id!r} says {named!r}: " + " | ".join(f.message[:400] for f in lost))
+
+
+def _score(folder, problem: str, package: str):
+    impl = InProcess(folder, package=package)
+    facts = run_tests(impl, gpu="skip", cuda=False, time_limit=60, quiet=True, problems=[problem]).facts.values()
+    return sum(f.points for f in facts if f.outcome == "passed"), list(facts), impl
+
+
+@functools.cache
+def _unwritten(problem: str, function: str, tmp: str) -> float:
+    from pathlib import Path
+    shortcut = next(s for s in SHORTCUTS if (s.problem, s.function) == (problem, function))
+    return _score(shortcut.build_unwritten(Path(tmp) / f"unwritten_{function}"), problem,
+                  f"unwritten_{problem}_{function}")[0]
+
+
+def test_every_rule_has_its_shortcuts():
+    """Two per rule at least, and for each rule one in a thread and one under torch's switches."""
+    by_rule: dict[str, list] = {}
+    for s in SHORTCUTS:
+        by_rule.setdefault(RULED[s.qualified].name, []).append(s.name)
+    rules = {r.name for r in RULED.values()}
+    assert set(by_rule) == rules, f"rules without a planted shortcut: {rules - set(by_rule)}"
+    for rule, names in by_rule.items():
+        assert len(names) >= 2, f"{rule}: only {names}"
+        assert any("thread" in n for n in names), f"{rule}: no shortcut in a thread"
+        assert any("Disable" in n or "_disable" in n for n in names), f"{rule}: none under DisableTorchFunction"
+
+
+@pytest.mark.parametrize("shortcut", SHORTCUTS, ids=[s.id for s in SHORTCUTS])
+def test_shortcut_scores_as_unwritten(shortcut, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("shortcut")
+    got, facts, impl = _score(shortcut.build(tmp / "submission"), shortcut.problem, f"shortcut_{tmp.name}")
+    unwritten = _unwritten(shortcut.problem, shortcut.function, str(tmp_path_factory.getbasetemp()))
+    assert shortcut.qualified in impl.violations(), (
+        f"{shortcut.id}: no violation of {shortcut.qualified} seen (saw {impl.violations()})")
+    assert got <= unwritten, f"{shortcut.id} scores {got:g}, more than {shortcut.function} unwritten ({unwritten:g})"
+    rule = RULED[shortcut.qualified]
+    named = [f for f in facts if f.outcome == "failed" and rule.name in f.message and rule.quote in f.message]
+    assert named, f"{shortcut.id}: no failure names the rule {rule.name!r}"

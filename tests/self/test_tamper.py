@@ -12,6 +12,7 @@ import pytest
 from grader.gradebook import read_json
 from grader.paths import REFERENCE, ROOT
 from grader.rubric import collect
+from seam.honest import touched
 from seam.tamper import TECHNIQUES, Instrumentation, scan, scan_source, verdict
 
 # round_to with PyTorch's cast for the formats torch has (forbidden), the cast made by BLIND.
@@ -230,36 +231,65 @@ def _dtypes(results: dict) -> float:
     return sum(t["score"] for t in results["tests"] if t["tags"] == ["dtypes"])
 
 
+def _round_to_tests(results: dict) -> list[dict]:
+    """The dtypes tests that called round_to: the cast breaks its honest-work rule, so they score 0."""
+    return [t for t in results["tests"] if "dtypes.round_to" in t["extra_data"]["functions"]]
+
+
+def _charged(results: dict, honest: dict) -> float:
+    """The points the honest upload earns on the tests of round_to and on the how test."""
+    names = {t["name"] for t in _round_to_tests(honest)} | {_how(honest)["name"]}
+    return sum(t["score"] for t in honest["tests"] if t["name"] in names)
+
+
 def test_control_the_how_test_catches_the_cast_by_itself(graded):
     honest, unblinded = graded["honest"], graded["forbidden"]
     assert _how(honest)["status"] == "passed"
-    assert _how(unblinded)["status"] == "failed" and "PyTorch casts" in _how(unblinded)["output"]
-    assert _dtypes(unblinded) == _dtypes(honest) - _how(honest)["max_score"]
+    assert _how(unblinded)["status"] == "failed"
+    assert "dtypes.round_to" in unblinded["extra_data"]["honest_work"]
+    for t in _round_to_tests(unblinded):  # the rule, seam/honest.py: every test of round_to
+        assert t["score"] == 0 and t["output"].startswith("honest work: dtypes."), t  # (nvfp4's too: it calls it)
+        assert "used a cast into torch." in t["output"], t
+    assert _dtypes(unblinded) == _dtypes(honest) - _charged(unblinded, honest)
 
 
 @pytest.mark.parametrize("kind", BLINDING)
 def test_each_blinding_technique_fails_the_how_test_with_one_line_naming_it(graded, kind):
+    """Blinded, the cast still breaks round_to's rule (the watch sees the thread, the modes popped,
+    the cast itself; an import of seam makes every rule "not checked"); the how test fails with
+    the static look's line, and nothing else moves."""
     results, honest = graded[STUDENT.get(kind, kind.replace(" ", "-"))], graded["honest"]
     test = _how(results)
-    assert test["status"] == "failed" and test["output"].startswith("not checked:"), test["output"][:300]
-    assert kind in test["output"] and "dtypes.py:" in test["output"] and "\n" not in test["output"]
-    assert _dtypes(results) == _dtypes(honest) - test["max_score"], "only the how test may change"
+    assert test["status"] == "failed", test["output"][:300]
+    assert test["output"].startswith(("not checked:", "honest work:")), test["output"][:300]
+    assert "dtypes.round_to" in results["extra_data"]["honest_work"], results["extra_data"]
+    assert all(t["score"] == 0 for t in _round_to_tests(results))
+    assert _dtypes(results) <= _dtypes(honest) - _charged(results, honest), "only round_to's tests may change"
+    others = {t["name"]: t["score"] for t in honest["tests"]
+              if t["tags"] == ["dtypes"] and "dtypes.round_to" not in t["extra_data"]["functions"]}
+    for t in results["tests"]:
+        if t["name"] in others and not touched(t["extra_data"]["functions"], results["extra_data"]["honest_work"]):
+            assert t["score"] == others[t["name"]], t["name"]
 
 
 def test_the_red_teams_probe_forgery_earns_no_how_point(graded):
-    """The forbidden shortcuts score 35/39 (dtypes and training); patching the probes on top gave
-    39/39 at 1771fa5. Now every "how" test of the forgery fails with the line naming the seam,
-    and every other test scores as unforged."""
+    """The forbidden shortcuts scored 35/39 (dtypes and training) at 1771fa5, and patching the
+    probes on top gave 39/39. Now the cast breaks round_to's rule (its tests score 0), every
+    "how" test of the forgery fails with the line naming the seam, and the import of seam makes
+    every ruled function "not checked": the forgery scores no more than the shortcuts."""
     forbidden, forged = graded["forbidden"], graded["forged"]
     how = {f"{f.problem}: {f.title}" for f in collect() if f.how}
-    assert forbidden["score"] == 35 and sum(t["max_score"] for t in forbidden["tests"]) == 39
+    assert sum(t["max_score"] for t in forbidden["tests"]) == 39
+    assert forbidden["score"] == 35 - sum(t["max_score"] for t in _round_to_tests(forbidden)
+                                          if t["name"] not in how)
     assert [t["name"] for t in forbidden["tests"]] == [t["name"] for t in forged["tests"]]
     for t_forbidden, t_forged in zip(forbidden["tests"], forged["tests"]):
         if t_forged["name"] in how:
-            assert t_forged["status"] == "failed" and t_forged["output"].startswith("not checked:"), t_forged
-            assert "seam" in t_forged["output"]
+            assert t_forged["status"] == "failed", t_forged
+            assert t_forged["output"].startswith(("not checked:", "honest work:")), t_forged
         else:
-            assert t_forged["score"] == t_forbidden["score"], t_forged["name"]
+            assert t_forged["score"] <= t_forbidden["score"], t_forged["name"]
+    assert "no rule can be checked" in forged["extra_data"]["honest_work"]["dtypes.round_to"]
     assert forged["score"] <= forbidden["score"]
 
 
