@@ -110,11 +110,11 @@ _DISABLERS = tuple(t for t in (getattr(torch._C, n, None) for n in (
 _PYTHON_KEY = torch._C.DispatchKey.Python
 
 
-def covered(names) -> dict[str, Rule]:
+def covered(names, ruled=RULED) -> dict[str, Rule]:
     """The ruled functions among a request's student names ("optim.AdamW.step" is AdamW's)."""
     out = {}
     for name in names:
-        for function, rule in RULED.items():
+        for function, rule in ruled.items():
             if name == function or name.startswith(function + "."):
                 out[function] = rule
     return out
@@ -168,6 +168,7 @@ class Honest:
         self.violations: dict[str, str] = {}
         self.trusted_threads = set(sys._current_frames())  # the harness's own (pytest, execnet)
         self.intact = _integrity()  # taken before any student module is imported
+        self.ruled = dict(RULED)     # the rules as they were then (rebinding seam's names changes nothing)
 
     def check(self, functions) -> None:
         """After a watched request: the rules and the watch's own code as they were."""
@@ -181,7 +182,7 @@ class Honest:
     def bases(self, problem: str, module) -> None:
         """Class ancestry, when a module is imported: a ruled class derived from a class of a
         module its rule forbids (``class AdamW(torch.optim.AdamW)``) breaks the rule."""
-        for function, rule in RULED.items():
+        for function, rule in self.ruled.items():
             mod_name, _, name = function.partition(".")
             cls = getattr(module, name, None) if mod_name == problem else None
             if not isinstance(cls, type) or not rule.modules:
@@ -193,8 +194,9 @@ class Honest:
     def watch(self, problem: str, names) -> "Watch | None":
         """The watch over one request of ``problem``: every ruled function of the problem may run
         in it (a probe of memory_by_stage drives AdamW too); ``names``: those the request calls."""
-        rules = {f: r for f, r in RULED.items() if f.partition(".")[0] == problem} | covered(names)
-        return Watch(self, rules, direct=list(covered(names))) if rules else None
+        direct = covered(names, self.ruled)
+        rules = {f: r for f, r in self.ruled.items() if f.partition(".")[0] == problem} | direct
+        return Watch(self, rules, direct=list(direct)) if rules else None
 
 
 def _integrity() -> tuple:
@@ -206,7 +208,9 @@ def _integrity() -> tuple:
         classes.append(callee.Callee)
     methods = tuple((c.__name__, k, id(v)) for c in classes for k, v in sorted(vars(c).items()))
     functions = tuple((k, id(v)) for k, v in sorted(globals().items()) if callable(v))
-    return tuple(RULED.items()), methods, functions, id(BLINDING_C), id(BLINDING_PY)
+    problems = sys.modules.get("seam.problems")
+    return (tuple(RULED.items()), id(RULED), id(getattr(problems, "RULED", None)), methods, functions,
+            id(BLINDING_C), id(BLINDING_PY))
 
 
 def direct_rules(rules: dict[str, Rule], direct: list[str]) -> dict[str, Rule]:

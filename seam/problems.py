@@ -16,6 +16,7 @@ seam/honest.py enforces them by what runs; the handout prints them (`python -m g
 """
 
 import dataclasses
+from types import MappingProxyType
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,14 +126,16 @@ PROBLEMS: dict[str, Problem] = {p.name: p for p in (
         (NO_FLOP_COUNTER, ("attention_scores_flops",)))),
 )}
 
-# "optim.AdamW" -> its rule: every function a rule covers, qualified by its problem (one rule each)
-RULED: dict[str, Rule] = {}
+# "optim.AdamW" -> its rule: every function a rule covers, qualified by its problem (one rule each);
+# read-only, so that no code in the process can empty it
+_ruled: dict[str, Rule] = {}
 for _p in PROBLEMS.values():
     for _rule, _names in _p.rules:
         for _name in _names:
-            if f"{_p.name}.{_name}" in RULED:
+            if f"{_p.name}.{_name}" in _ruled:
                 raise RuntimeError(f"{_p.name}.{_name} has two rules")
-            RULED[f"{_p.name}.{_name}"] = _rule
+            _ruled[f"{_p.name}.{_name}"] = _rule
+RULED = MappingProxyType(_ruled)
 
 # Why the problems without a rule have none (the handout and the trust model print it).
 NO_RULE = {

@@ -251,8 +251,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             rows[entry["problem"]]["earned"] -= entry["points"]
     folder = _impl_folder(config)
     for problem in rows:  # every stub still to fill in, not just the first one each test hit
-        for name, line in stubs_left(folder / f"{problem}.py"):
-            todo.setdefault(f"{problem}.{name}", f"{_shown(folder)}/{problem}.py:{line}")
+        for name, lineno in stubs_left(folder / f"{problem}.py"):
+            todo.setdefault(f"{problem}.{name}", f"{_shown(folder)}/{problem}.py:{lineno}")
     write = terminalreporter.write_line
     terminalreporter.section("your progress", sep="=")
     for function, used in sorted(violations.items()):

@@ -1,0 +1,176 @@
+"""The honest-work rules (seam/problems.py, seam/honest.py): declared once and printed by the
+handout, charged to every test of the function that broke them (in a grade, in a merge of
+passes, in a student's own pytest), and hard to switch off: each attack on the watch itself is a
+test here, in-process (the planted shortcuts, graded, are in test_planted_bugs.py)."""
+
+import subprocess
+import sys
+
+import pytest
+
+from grader.merge import join_results
+from grader.paths import REFERENCE, ROOT
+from seam import InProcess
+from seam.honest import HEAD, covered, line, touched
+from seam.problems import PROBLEMS, RULED, section
+from tests.self.shortcuts import stub_definition
+
+
+def test_each_rule_quotes_its_handout_and_covers_stub_functions():
+    for function, rule in RULED.items():
+        problem, _, name = function.partition(".")
+        text = " ".join((ROOT / section(rule.handout)).read_text().split())
+        assert " ".join(rule.quote.split()) in text, f"{rule.name}: {rule.quote!r} not in {section(rule.handout)}"
+        assert stub_definition(problem, name)  # a function or class the stub defines
+        assert rule.why and rule.may_not
+
+
+def test_a_method_counts_as_its_class():
+    assert list(covered(["optim.AdamW.step"])) == ["optim.AdamW"]
+    assert touched(["optim.AdamW.step", "optim.memory_by_stage"], {"optim.AdamW": "x"}) == ["optim.AdamW"]
+    assert touched(["optim.AdamWish"], {"optim.AdamW": "x"}) == []
+    assert line("optim.AdamW", "torch.optim.adam.adam").startswith(HEAD + "optim.AdamW used torch.optim.adam.adam")
+
+
+def _impl(tmp_path, problem: str, appended: str) -> InProcess:
+    folder = tmp_path / "s"
+    folder.mkdir()
+    for p in PROBLEMS:
+        text = (REFERENCE / f"{p}.py").read_text()
+        (folder / f"{p}.py").write_text(text + ("\nimport torch\n" + appended if p == problem else ""))
+    return InProcess(folder, package=f"honest_{tmp_path.name}")
+
+
+ROUND_CAST = '''
+_own_round_to = round_to
+def round_to(x, fmt):
+    {before}
+    return x.float().to(torch.float16).float()
+'''
+
+
+def test_the_reference_breaks_no_rule(tmp_path):
+    impl = InProcess(REFERENCE, package=f"honest_ref_{tmp_path.name}")
+    impl.dtypes.round_to(__import__("torch").tensor([1.0, 70000.0]), impl.get("dtypes.FP16"))
+    impl.tensors.view_strides((3, 4), (4, 1), (12,))
+    impl.einops.split_heads(__import__("torch").zeros(2, 3, 12), 4)
+    assert impl.violations() == {}
+
+
+def test_removing_the_profiler_is_the_rule_broken(tmp_path):
+    import torch
+    impl = _impl(tmp_path, "dtypes", ROUND_CAST.format(before="import sys; sys.setprofile(None)"))
+    impl.dtypes.round_to(torch.tensor([1.0]), impl.get("dtypes.FP16"))
+    assert "dtypes.round_to" in impl.violations() and "setprofile" in impl.violations()["dtypes.round_to"]
+    assert sys.getprofile() is None  # (the watch put back what was there)
+
+
+def test_a_thread_started_at_import_and_fed_a_queue_is_seen(tmp_path):
+    """No thread starts under the function; the work runs in one started earlier."""
+    import torch
+    worker = '''
+import queue as _queue, threading as _threading
+_jobs, _done = _queue.Queue(), _queue.Queue()
+def _serve():
+    while True:
+        _done.put(_jobs.get()())
+_threading.Thread(target=_serve, daemon=True).start()
+def view_strides(shape, strides, new_shape):
+    _jobs.put(lambda: tuple(torch.empty_strided(tuple(shape), tuple(strides)).view(tuple(new_shape)).stride()))
+    return _done.get()
+'''
+    impl = _impl(tmp_path, "tensors", worker)
+    assert impl.tensors.view_strides((3, 4), (4, 1), (12,)) == (1,)
+    assert "another thread" in impl.violations().get("tensors.view_strides", "")
+    impl.tensors.nbytes((2,), torch.float32)  # nbytes has no rule: nothing new charged
+    assert list(impl.violations()) == ["tensors.view_strides"]
+
+
+def test_the_registry_cannot_be_emptied_and_replacing_it_is_seen(tmp_path):
+    """The registry reached without naming seam (sys.modules: what the static look calls
+    dynamic code): it is read-only, and a replaced one is seen after the call."""
+    import seam.honest
+    import seam.problems
+    with pytest.raises((AttributeError, TypeError)):
+        seam.problems.RULED.clear()
+    impl = _impl(tmp_path, "flops", '''
+import sys as _sys
+_own_matmul_flops = matmul_flops
+def matmul_flops(m, k, n):
+    _sys.modules["seam.honest"].RULED = {}
+    return _own_matmul_flops(m, k, n)
+''')
+    ruled = seam.honest.RULED
+    try:
+        impl.flops.matmul_flops(2, 3, 4)
+        # the worker's own look (and the static one, which names the string "seam.honest")
+        assert "changed the grader's rules" in impl._violations.get("flops.matmul_flops", "")
+        assert "no rule can be checked" in impl.violations()["flops.matmul_flops"]
+    finally:
+        seam.honest.RULED = ruled  # (this process's own, for the tests after)
+
+
+def test_importing_the_seam_makes_every_rule_not_checked(tmp_path):
+    impl = _impl(tmp_path, "memory", "import seam.probes as _p\n")
+    assert set(impl.violations()) == set(RULED)
+    assert all("no rule can be checked" in used for used in impl.violations().values())
+
+
+def test_torch_pops_its_modes_itself_without_blame(tmp_path):
+    """torch.einsum's handle_torch_function pops the grader's mode around its own call (and
+    einops calls it): only a pop the student's code makes counts."""
+    import torch
+    impl = InProcess(REFERENCE, package=f"honest_einsum_{tmp_path.name}")
+    impl.einops.attention_scores(torch.zeros(1, 2, 3, 4), torch.zeros(1, 5, 3, 4))
+    assert impl.violations() == {}
+
+
+def _results(functions_by_test, violations=None) -> dict:
+    tests = [{"name": f"optim: t{i}", "number": f"8.{i + 1}", "score": 1.0, "max_score": 1.0, "status": "passed",
+              "output": "passed", "visibility": "visible", "tags": ["optim"], "extra_data": {"functions": fns}}
+             for i, fns in enumerate(functions_by_test)]
+    out = {"score": float(len(tests)), "execution_time": 1.0, "output": f"Score: {len(tests)}/{len(tests)}",
+           "tests": tests}
+    if violations:
+        out["extra_data"] = {"honest_work": violations}
+        out["output"] += "\n" + line(*next(iter(violations.items())))
+    return out
+
+
+def test_merge_charges_a_rule_broken_in_one_pass_to_the_tests_of_another():
+    cpu = _results([["optim.AdamW"], ["optim.optimizer_state_bytes"]], {"optim.AdamW": "torch.optim.adam.adam"})
+    for t in cpu["tests"][:1]:
+        t.update(score=0.0, status="failed", output=line("optim.AdamW", "torch.optim.adam.adam"))
+    gpu = _results([[], [], ["optim.AdamW.step", "optim.memory_by_stage"]])
+    gpu["tests"] = gpu["tests"][2:]
+    merged = join_results("alice", [("cpu", cpu), ("gpu", gpu)])
+    scores = {t["number"]: t["score"] for t in merged["tests"]}
+    assert scores == {"8.1": 0.0, "8.2": 1.0, "8.3": 0.0}
+    assert merged["extra_data"]["honest_work"] == {"optim.AdamW": "torch.optim.adam.adam"}
+    lines = merged["output"].splitlines()
+    assert lines[0] == "Score: 1/3" and sum(ln.startswith(HEAD) for ln in lines) == 1 and lines[1].startswith(HEAD)
+
+
+def test_a_students_own_pytest_says_it(tmp_path):
+    """The public tests apply the rules: the failure line, and the progress table counts every
+    test of the function as lost, also those that passed before the violation was seen."""
+    from tests.self.shortcuts import all_shortcuts
+    shortcut = next(s for s in all_shortcuts() if s.name == "view and transpose, no einops")
+    folder = shortcut.build(tmp_path / "mine")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "tests/public/test_einops.py", f"--impl={folder}",
+                           "-q", "-p", "no:cacheprovider", "-p", "no:randomly"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    out = proc.stdout
+    assert proc.returncode == 1, out[-2000:]
+    assert "honest work: einops.split_heads used a tensor that no einops call returned" in out
+    progress = out[out.index("your progress"):]
+    assert progress.splitlines()[1].startswith(HEAD + "einops.split_heads")
+    row = next(ln for ln in progress.splitlines() if ln.strip().startswith("12  einops"))
+    assert "5 / 5" not in row, row
+
+
+@pytest.mark.parametrize("problem", [p for p in PROBLEMS if not PROBLEMS[p].rules])
+def test_a_problem_without_rules_says_why(problem):
+    from seam.problems import NO_RULE
+    assert NO_RULE[problem]
+    assert NO_RULE[problem] in (ROOT / section(problem)).read_text()
