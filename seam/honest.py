@@ -48,6 +48,10 @@ CONVERSIONS = frozenset({"to", "_to_copy", "type", "copy_", "copy", "half", "bfl
 
 
 def _tensors(values) -> list:
+    if isinstance(values, torch.Tensor):  # the common cases without pytree (it runs for every op)
+        return [values]
+    if type(values) in (tuple, list) and all(not isinstance(v, (tuple, list, dict)) for v in values):
+        return [v for v in values if isinstance(v, torch.Tensor)]
     return [leaf for leaf in tree_leaves(values) if isinstance(leaf, torch.Tensor)]
 
 
@@ -59,6 +63,8 @@ def cast_in(name: str, args, kwargs, result) -> str | None:
     dtype=torch.float16)``, ``torch.empty(..., dtype=...)``), from a wider floating tensor
     (``x.to(...)``, ``copy_``), or from an integer tensor through a conversion. Masks and
     indices applied to a tensor that already is narrow do not count."""
+    if isinstance(result, torch.Tensor) and result.dtype not in NARROW:
+        return None  # (most ops: nothing narrow came out)
     base = name.split(".")[0]
     if base in BIT_VIEWS:
         return None
@@ -230,7 +236,9 @@ class Watch:
         self.modules = {f: r.modules for f, r in rules.items() if r.modules}
         self.casts = [f for f, r in rules.items() if r.casts]
         self.must = {f: r.must for f, r in direct_rules(rules, direct).items() if r.must}
-        self.modes = bool(self.ops or self.casts or self.must)
+        # the function mode only where arguments or results matter (casts, what einops produced):
+        # every named op is a C call the profiler sees, or an OpOverload call it sees in Python
+        self.modes = bool(self.casts or self.must)
         self.ran: set[str] = set()  # the ruled functions whose code ran (a test of them is theirs)
         self._kinds: dict = {}     # code object -> what running it means ("" nothing)
         self.produced: dict = {}   # id -> tensor: what the ``must`` module's functions returned, and
@@ -265,12 +273,18 @@ class Watch:
         self.threads = {tid: (frame, frame.f_lasti) for tid, frame in sys._current_frames().items()
                         if tid not in self.honest.trusted_threads and tid != threading.get_ident()}
         self.previous = sys.getprofile()
-        sys.setprofile(self._event)
+        self._profile = self._profiler()
+        sys.setprofile(self._profile)
         return self
 
     def __exit__(self, *exc):
-        removed = sys.getprofile() != self._event
+        removed = sys.getprofile() != self._profile
         sys.setprofile(self.previous)
+        if self.modes and (not torch._C._is_torch_function_enabled()
+                           or torch._C._dispatch_tls_is_dispatch_key_excluded(_PYTHON_KEY)
+                           or torch._C._len_torch_function_stack() < self.depths[0]
+                           or torch._C._len_torch_dispatch_stack() < self.depths[1]):
+            self.hit(list(self.ran | set(self.direct)), "PyTorch's modes left switched off")
         for mode in reversed(self._stack):
             try:
                 mode.__exit__(None, None, None)
@@ -288,23 +302,32 @@ class Watch:
         return False
 
     # ---- the profiler ------------------------------------------------------------------------
-    def _event(self, frame, event, arg):
-        if event == "c_call":
-            name = getattr(arg, "__name__", "")
-            if name in BLINDING_C or name == "__exit__":
-                self._blinding_c(frame, name, arg)
-            elif name in self.ops:
-                if _is_torch(arg) and _student(frame, self.files):
-                    self.hit(self.ops[name], f"torch's {name}", frame)
-            elif self.modes and not self.inside and frame.f_code.co_filename in self.files and _is_torch(arg):
-                self._modes_on(frame, name)
-        elif event == "call" or (event == "return" and self.must):
-            code = frame.f_code
-            kind = self._kinds.get(code)
-            if kind is None:
-                kind = self._kinds[code] = self._classify(frame)
-            if kind:
-                self._python(frame, event, kind, arg)
+    def _profiler(self):
+        """The profile function: a closure over locals, since it runs for every call (millions in
+        a grade); anything to look at goes to the methods below."""
+        kinds, classify, python, blinding, named = self._kinds, self._classify, self._python, self._blinding_c, self._named
+        watched = frozenset(BLINDING_C) | {"__exit__", "__enter__"}
+        ops = self.ops
+        must = bool(self.must)
+
+        def profile(frame, event, arg):
+            if event == "c_call":
+                name = arg.__name__
+                if name in watched:
+                    blinding(frame, name, arg)
+                elif name in ops:
+                    named(frame, name, arg)
+            elif event == "call" or (must and event == "return"):
+                kind = kinds.get(frame.f_code)
+                if kind is None:
+                    kind = kinds[frame.f_code] = classify(frame)
+                if kind:
+                    python(frame, event, kind, arg)
+        return profile
+
+    def _named(self, frame, name, arg) -> None:
+        if _is_torch(arg) and _student(frame, self.files):
+            self.hit(self.ops[name], f"torch's {name}", frame)
 
     def _classify(self, frame):
         code = frame.f_code
@@ -314,6 +337,9 @@ class Watch:
         module = str(frame.f_globals.get("__name__", ""))
         if (module, frame.f_code.co_qualname) in BLINDING_PY:
             return "blinding"
+        if self.ops and module == "torch._ops" and frame.f_code.co_qualname in ("OpOverload.__call__",
+                                                                                "OpOverloadPacket.__call__"):
+            return "overload"
         if any(_in(module, mods) for mods in self.modules.values()):
             return "forbidden"
         if self.must and any(_in(module, (m,)) for m in self.must.values()):
@@ -323,6 +349,12 @@ class Watch:
     def _python(self, frame, event, kind, arg) -> None:
         if type(kind) is list:  # a ruled function of theirs runs
             self.ran.update(kind)
+            return
+        if kind == "overload":  # torch.ops.aten.<op>.default(...): the op by its name
+            if event == "call":
+                name = op_name(frame.f_locals.get("self"))
+                if name in self.ops and _student(frame.f_back, self.files):
+                    self.hit(self.ops[name], f"torch's {name}", frame)
             return
         if kind == "must":
             if event == "return" and isinstance(arg, torch.Tensor):
@@ -360,7 +392,7 @@ class Watch:
         return [f for f in self.rules if qual == f or qual.startswith(f + ".")]
 
     def _blinding_c(self, frame, name, arg) -> None:
-        if name == "__exit__":  # leaving a DisableTorchFunction / _DisableTorchDispatch block
+        if name in ("__exit__", "__enter__"):  # a DisableTorchFunction block, with or without `with`
             if isinstance(getattr(arg, "__self__", None), _DISABLERS) and frame.f_code.co_filename in self.files:
                 self.hit(list(self.rules), f"torch._C.{type(arg.__self__).__name__} (it switches off the "
                                            f"grader's watch)", frame)
@@ -368,27 +400,13 @@ class Watch:
         if _student(frame, self.files) if name in BY_STACK else frame.f_code.co_filename in self.files:
             self.hit(list(self.rules), f"{BLINDING_C[name]} ({name}), which the grader's watch cannot follow", frame)
 
-    def _modes_on(self, frame, name) -> None:
-        """The student calls PyTorch: the grader's modes must be on, and still on the stacks."""
-        off = (not torch._C._is_torch_function_enabled()
-               or torch._C._dispatch_tls_is_dispatch_key_excluded(_PYTHON_KEY)
-               or torch._C._len_torch_function_stack() < self.depths[0]
-               or torch._C._len_torch_dispatch_stack() < self.depths[1])
-        if off:
-            self.hit(list(self.rules), f"PyTorch ({name}) with the grader's watch switched off", frame)
-
     # ---- the modes ---------------------------------------------------------------------------
     def seen(self, func, args, kwargs, result) -> None:
-        if self.produced and any(self.produced.get(id(t)) is t for t in _tensors((args, kwargs or {}))):
+        if self.produced and any(self.produced.get(id(t)) is t for t in _tensors(args) + _tensors(kwargs or ())):
             for t in _tensors(result):  # computed from an einops result: it comes from einops too
                 self.produced[id(t)] = t
-        name = op_name(func)
-        functions = self.ops.get(name)
-        if functions:
-            frame = sys._getframe(2)
-            if _student(frame, self.files):
-                self.hit(functions, f"torch's {name}", frame)
         if self.casts:
+            name = op_name(func)
             dtype = cast_in(name, args, kwargs, result)
             if dtype is not None:
                 frame = sys._getframe(2)
