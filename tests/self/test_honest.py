@@ -174,3 +174,27 @@ def test_a_problem_without_rules_says_why(problem):
     from seam.problems import NO_RULE
     assert NO_RULE[problem]
     assert NO_RULE[problem] in (ROOT / section(problem)).read_text()
+
+
+def test_what_the_rules_allow_scores_full_marks(tmp_path):
+    """nbytes may ask torch for a dtype's element size (the tensors rule leaves nbytes out), and
+    the stub's TORCH_DTYPES may be used outside the ruled functions: full marks, no violation.
+    (AdamW with torch._foreach_* kernels and numpy in scaling are alternatives of their own.)"""
+    from grader.grade import run_tests
+    impl = _impl(tmp_path, "tensors", '''
+_own_nbytes = nbytes
+def nbytes(shape, dtype):
+    _own_nbytes(shape, dtype)  # the errors, as before
+    return _numel(shape) * torch.empty(0, dtype=dtype).element_size()
+''')
+    facts = run_tests(impl, gpu="skip", cuda=False, time_limit=60, quiet=True, problems=["tensors"]).facts.values()
+    assert [f.title for f in facts if f.outcome != "passed"] == [] and impl.violations() == {}
+    import torch
+    (tmp_path / "dt").mkdir()
+    impl = _impl(tmp_path / "dt", "dtypes", '''
+def torch_check(x, fmt):  # a helper of theirs, no ruled function: it may cast
+    return x.float().to(TORCH_DTYPES[fmt.name]).float()
+''')
+    x = torch.tensor([1.0, 70000.0])
+    assert impl.call("dtypes.torch_check", x, impl.get("dtypes.FP16")).tolist() == [1.0, float("inf")]
+    assert impl.violations() == {}
