@@ -31,7 +31,7 @@ class Rule:
     may_not: str                    # what the handout prints under "What your code may not use"
     why: str                        # the learning goal it protects
     handout: str                    # the problem whose section states it ...
-    quote: str                      # ... in these words (tests/self/test_honest.py checks they are there)
+    quote: str                      # ... in these words (a self-test checks they are there)
     modules: tuple[str, ...] = ()   # Python modules (and their submodules) whose code may not run
     ops: tuple[str, ...] = ()       # torch functions / Tensor methods / ATen ops, by name
     casts: bool = False             # no cast into a narrow float dtype (seam/honest.py: cast_in)
