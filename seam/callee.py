@@ -13,6 +13,7 @@ and so is the response: {"ok": value} or {"raised": {"type", "message", "where",
 "optim.AdamW.step"; "at": its file:line).
 """
 
+import contextlib
 import errno
 import importlib
 import linecache
@@ -201,18 +202,15 @@ class Callee:
                 if any(type(c) is not dict for c in calls):
                     raise codec.DecodeError("bad calls")
             watch = self._watch(target)
-            if watch is None:
-                if request["op"] == "map":
-                    return {"ok": [self._call(obj, c) for c in calls]}
-                return self._call(obj, request)
             try:
-                with watch:
+                with watch or contextlib.nullcontext():
                     if request["op"] == "map":
                         return {"ok": [self._call(obj, c, watch) for c in calls]}
                     return self._call(obj, request, watch)
             finally:
-                self.ran = watch.ran
-                self.honest.check(list(watch.ran | set(watch.direct)))
+                if watch is not None:
+                    self.ran = watch.ran
+                    self.honest.check(list(watch.ran | set(watch.direct)))
         except BaseException as e:  # a missing attribute, an unencodable constant, ...
             return self._raised(e)
 

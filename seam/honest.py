@@ -1,24 +1,27 @@
 """Honest work: the registry's rules (seam/problems.py ``Rule``), enforced by what runs.
 
-While a function a rule covers runs (a seam call of it, or a probe that drives it), a ``Watch``
-looks at what actually executes, in the student's process, whatever names the code used:
+While a request of a problem with rules runs (a seam call of a ruled function, or a probe that
+may drive one), a ``Watch`` looks at what actually executes, in the student's process, whatever
+names the code used:
 
 - a profiler (``sys.setprofile``) sees every Python function that runs (its module decides:
-  ``torch.optim.adam`` for AdamW, ``torch.utils.flop_counter`` for FLOPs) and every C function
-  called from Python (``Tensor.stride``, ``torch._C._nn.linear``, ``torch._fused_adamw_``), and
-  the values einops' functions return (``must``);
-- a TorchFunctionMode and a TorchDispatchMode see every torch function and every ATen op, also
-  those reached from C++ (``torch.ops.aten.linear``, an alias bound at import time), and the
-  casts into a narrow float format (``cast_in``);
+  ``torch.optim.adam`` for AdamW, ``torch.utils.flop_counter`` for FLOPs), every C function
+  called from Python by name (``Tensor.stride``, ``torch._C._nn.linear``, ``torch._fused_adamw_``),
+  an ATen overload called in Python (``torch.ops.aten.linear.default``), and the values einops'
+  functions return (``must``);
+- a TorchFunctionMode, where arguments or results matter: casts into a narrow float format
+  (``cast_in``) and what torch computes from an einops result; a TorchDispatchMode for casts,
+  also those made in C++;
 - a class of theirs derived from a class of a forbidden module (``torch.optim.Adam``) is found
-  when its module is imported (``bases``).
+  when its module is imported (``Honest.bases``).
 
-An event counts only when the student's own code is on the stack: the probes and the tests use
-PyTorch freely (it is the oracle). Switching the watch off is itself a violation when it happens
-while the function runs: starting a thread or process, removing the profiler, popping torch's
-mode stacks (``_disable_current_modes``, ``_pop_torch_function_stack``), leaving a
-``DisableTorchFunction`` block, or calling PyTorch while torch functions or the Python dispatch
-key are disabled; so is a thread of theirs that ran while the function ran (its frame moved).
+An event counts only when the student's own code is on the stack (or torch's code runs for an
+instance of their class): the probes and the tests use PyTorch freely (it is the oracle).
+Switching the watch off is itself a violation when it happens while the function runs: starting
+a thread or process, ``sys.setprofile`` / ``settrace``, popping torch's mode stacks
+(``_disable_current_modes``, ``_pop_torch_function_stack``) from their code, entering or leaving a
+``DisableTorchFunction`` block, the modes left off at the end; so is a thread of theirs that ran
+while the function ran (its frame moved), and a registry or watch changed (``_integrity``).
 What stays possible (ctypes, named at run time) is listed in the trust model (README).
 
 A violation is (function, what it used); the trusted side (``seam.Impl``) keeps them, and every
@@ -219,10 +222,6 @@ def _integrity() -> tuple:
             id(BLINDING_C), id(BLINDING_PY))
 
 
-def direct_rules(rules: dict[str, Rule], direct: list[str]) -> dict[str, Rule]:
-    return {f: r for f, r in rules.items() if f in direct}
-
-
 def _in(module: str, prefixes) -> bool:
     return any(module == p or module.startswith(p + ".") for p in prefixes)
 
@@ -235,7 +234,7 @@ class Watch:
         self.ops = {op: [f for f, r in rules.items() if op in r.ops] for r in rules.values() for op in r.ops}
         self.modules = {f: r.modules for f, r in rules.items() if r.modules}
         self.casts = [f for f, r in rules.items() if r.casts]
-        self.must = {f: r.must for f, r in direct_rules(rules, direct).items() if r.must}
+        self.must = {f: r.must for f, r in rules.items() if r.must and f in direct}
         # the function mode only where arguments or results matter (casts, what einops produced):
         # every named op is a C call the profiler sees, or an OpOverload call it sees in Python
         self.modes = bool(self.casts or self.must)
@@ -243,7 +242,6 @@ class Watch:
         self._kinds: dict = {}     # code object -> what running it means ("" nothing)
         self.produced: dict = {}   # id -> tensor: what the ``must`` module's functions returned, and
                                    # what torch ops computed from that (the function mode sees them)
-        self.inside = 0            # >0 while a mode runs the op it intercepted (modes are off then)
 
     # ---- the result --------------------------------------------------------------------------
     def hit(self, functions, used: str, frame=None) -> None:
@@ -280,17 +278,17 @@ class Watch:
     def __exit__(self, *exc):
         removed = sys.getprofile() != self._profile
         sys.setprofile(self.previous)
+        everything = list(self.ran | set(self.direct))
         if self.modes and (not torch._C._is_torch_function_enabled()
                            or torch._C._dispatch_tls_is_dispatch_key_excluded(_PYTHON_KEY)
                            or torch._C._len_torch_function_stack() < self.depths[0]
                            or torch._C._len_torch_dispatch_stack() < self.depths[1]):
-            self.hit(list(self.ran | set(self.direct)), "PyTorch's modes left switched off")
+            self.hit(everything, "PyTorch's modes left switched off")
         for mode in reversed(self._stack):
             try:
                 mode.__exit__(None, None, None)
             except Exception:  # the student popped it already: that was recorded
                 pass
-        everything = list(self.ran | set(self.direct))
         if removed:
             self.hit(everything, "its own profiler in place of the grader's watch")
         now = sys._current_frames()
@@ -401,6 +399,12 @@ class Watch:
             self.hit(list(self.rules), f"{BLINDING_C[name]} ({name}), which the grader's watch cannot follow", frame)
 
     # ---- the modes ---------------------------------------------------------------------------
+    def through(self, func, args, kwargs):
+        """An op either mode intercepted: run it, then look at what went in and came out."""
+        result = func(*args, **(kwargs or {}))
+        self.seen(func, args, kwargs, result)
+        return result
+
     def seen(self, func, args, kwargs, result) -> None:
         if self.produced and any(self.produced.get(id(t)) is t for t in _tensors(args) + _tensors(kwargs or ())):
             for t in _tensors(result):  # computed from an einops result: it comes from einops too
@@ -409,16 +413,9 @@ class Watch:
             name = op_name(func)
             dtype = cast_in(name, args, kwargs, result)
             if dtype is not None:
-                frame = sys._getframe(2)
+                frame = sys._getframe(3)  # (seen, through, the mode's method, then the caller)
                 if _student(frame, self.files):
                     self.hit(self.casts, f"a cast into {dtype} ({name})", frame)
-
-    def run(self, func, args, kwargs):
-        self.inside += 1
-        try:
-            return func(*args, **(kwargs or {}))
-        finally:
-            self.inside -= 1
 
 
 class _FunctionWatch(TorchFunctionMode):
@@ -427,9 +424,7 @@ class _FunctionWatch(TorchFunctionMode):
         self.watch = watch
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        result = self.watch.run(func, args, kwargs)
-        self.watch.seen(func, args, kwargs, result)
-        return result
+        return self.watch.through(func, args, kwargs)
 
 
 class _DispatchWatch(TorchDispatchMode):
@@ -442,6 +437,4 @@ class _DispatchWatch(TorchDispatchMode):
         self.watch = watch
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        result = self.watch.run(func, args, kwargs)
-        self.watch.seen(func, args, kwargs, result)
-        return result
+        return self.watch.through(func, args, kwargs)

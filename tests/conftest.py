@@ -72,14 +72,17 @@ def pytest_sessionstart(session):
 def pytest_runtest_setup(item):
     """A GPU test on a machine without CUDA is not run, and says why (the grader's plugin does the
     same for graded runs; here it is a student's or a TA's own `pytest`)."""
+    impl = _session_impl(item.config)
+    if impl is not None:  # what this test calls, its fixtures included (the honest-work rules charge them)
+        impl.called.clear()
     if not _graded(item.config) and item.get_closest_marker("gpu") and not torch.cuda.is_available():
         pytest.skip(GPU_NOT_RUN)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_call(item):
-    if "impl" in item.funcargs:  # what this test calls (the honest-work rules charge its functions)
-        item.funcargs["impl"].called.clear()
+def _session_impl(config):
+    """The session's ``impl``: the grader's, or the one the fixture made (None before that)."""
+    grader = config.pluginmanager.get_plugin(GRADER_PLUGIN)
+    return grader.impl if grader is not None else config.stash.get(_IMPL, None)
 
 
 def _problem_of(item) -> str | None:
@@ -184,13 +187,14 @@ def pytest_runtest_makereport(item, call):
             return
     if call.when == "call" and not _graded(config) and "impl" in item.funcargs:
         impl = item.funcargs["impl"]
+        functions, violations = impl.functions(), impl.violations()
         entry = config.stash[_RESULTS].get(item.nodeid)
         if entry is not None:
-            entry["functions"] = impl.functions()
-        broken = touched(impl.functions(), impl.violations())
+            entry["functions"] = functions
+        broken = touched(functions, violations)
         if broken:  # a student sees locally what the grader will charge (the summary, retroactively)
             report.outcome = "failed"
-            report.longrepr = line(broken[0], impl.violations()[broken[0]])
+            report.longrepr = line(broken[0], violations[broken[0]])
             return
     if _graded(config) or call.excinfo is None:
         return
@@ -243,7 +247,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             row["todo"] += entry["outcome"] == "todo"
     if not rows:
         return
-    impl = config.stash.get(_IMPL, None)  # what the session's impl saw of the honest-work rules
+    impl = _session_impl(config)  # what the session's impl saw of the honest-work rules
     violations = impl.violations() if impl is not None else {}
     for nodeid, entry in results.items():  # a broken rule costs every test of its function, also earlier ones
         if nodeid in ran and entry["outcome"] == "passed" and touched(entry.get("functions", ()), violations):

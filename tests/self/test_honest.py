@@ -177,9 +177,10 @@ def test_a_problem_without_rules_says_why(problem):
 
 
 def test_what_the_rules_allow_scores_full_marks(tmp_path):
-    """nbytes may ask torch for a dtype's element size (the tensors rule leaves nbytes out), and
-    the stub's TORCH_DTYPES may be used outside the ruled functions: full marks, no violation.
-    (AdamW with torch._foreach_* kernels and numpy in scaling are alternatives of their own.)"""
+    """nbytes may ask torch for a dtype's element size (the tensors rule leaves nbytes out), AdamW
+    may update with torch._foreach_* kernels (arithmetic, not torch's optimizer), and the stub's
+    TORCH_DTYPES may be used outside the ruled functions: full marks, no violation. (numpy in
+    scaling is an alternative of its own: tests/self/alternatives/scaling__log_space_numpy.py.)"""
     from grader.grade import run_tests
     impl = _impl(tmp_path, "tensors", '''
 _own_nbytes = nbytes
@@ -188,6 +189,10 @@ def nbytes(shape, dtype):
     return _numel(shape) * torch.empty(0, dtype=dtype).element_size()
 ''')
     facts = run_tests(impl, gpu="skip", cuda=False, time_limit=60, quiet=True, problems=["tensors"]).facts.values()
+    assert [f.title for f in facts if f.outcome != "passed"] == [] and impl.violations() == {}
+    (tmp_path / "optim").mkdir()
+    impl = _impl(tmp_path / "optim", "optim", FOREACH_ADAMW)
+    facts = run_tests(impl, gpu="skip", cuda=False, time_limit=60, quiet=True, problems=["optim"]).facts.values()
     assert [f.title for f in facts if f.outcome != "passed"] == [] and impl.violations() == {}
     import torch
     (tmp_path / "dt").mkdir()
@@ -198,3 +203,55 @@ def torch_check(x, fmt):  # a helper of theirs, no ruled function: it may cast
     x = torch.tensor([1.0, 70000.0])
     assert impl.call("dtypes.torch_check", x, impl.get("dtypes.FP16")).tolist() == [1.0, float("inf")]
     assert impl.violations() == {}
+
+
+FOREACH_ADAMW = '''
+_OwnAdamW = AdamW
+
+
+class AdamW(_OwnAdamW):
+    """The reference's AdamW, each group updated with torch._foreach_* kernels, one per operation."""
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            lr = group["lr"]
+            beta1, beta2 = group["betas"]
+            eps = group["eps"]
+            weight_decay = group["weight_decay"]
+            params = [p for p in group["params"] if p.grad is not None]
+            if not params:
+                continue
+            if any(p.grad.is_sparse for p in params):
+                raise ValueError("AdamW does not support sparse gradients")
+            grads = [p.grad for p in params]
+            for p in params:
+                state = self.state[p]
+                if len(state) == 0:  # lazy: no state before the first step
+                    state["step"] = 0
+                    state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                    state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                state["step"] = int(state["step"]) + 1
+            states = [self.state[p] for p in params]
+            exp_avgs = [s["exp_avg"] for s in states]
+            exp_avg_sqs = [s["exp_avg_sq"] for s in states]
+            steps = [s["step"] for s in states]
+
+            # One kernel per operation over the whole group (torch's foreach path, by hand).
+            if weight_decay != 0:
+                torch._foreach_mul_(params, 1 - lr * weight_decay)
+            torch._foreach_lerp_(exp_avgs, grads, 1 - beta1)
+            torch._foreach_mul_(exp_avg_sqs, beta2)
+            torch._foreach_addcmul_(exp_avg_sqs, grads, grads, value=1 - beta2)
+            step_sizes = [-lr / (1 - beta1**t) for t in steps]
+            denoms = torch._foreach_sqrt(exp_avg_sqs)
+            torch._foreach_div_(denoms, [(1 - beta2**t) ** 0.5 for t in steps])
+            torch._foreach_add_(denoms, eps)
+            torch._foreach_addcdiv_(params, exp_avgs, denoms, step_sizes)
+
+        return loss
+'''
