@@ -43,8 +43,10 @@ def roofline_seconds(flops, bytes_moved, peak_flops, bandwidth):
 '''
 
 
-# Replies that cost the grader, not the worker (red team #12): with STUB_FUNCS, matmul_intensity
+# Replies that cost the grader, not the worker (red team #12): with STUB_FUNCS, is_compute_bound
 # answers 2 million values in 6 MB (under the reply cap) and ridge_point the red team's 63 MB frame.
+# (Neither function has an honest-work rule: the import of seam makes every ruled function "not
+# checked", which would hide what the grader does with the reply.)
 REPLY_FLOOD = '''
 import seam.codec as _codec
 _dumps = _codec.dumps
@@ -57,7 +59,7 @@ def _swap(obj):
             return text.replace(tag, body, 1)
     return text
 _codec.dumps = _swap
-def matmul_intensity(b, d, f, bytes_per_element):
+def is_compute_bound(intensity, peak_flops, bandwidth):
     return "__NESTED__"
 def ridge_point(p, b):
     return "__BIG__"

@@ -20,6 +20,7 @@ import pytest
 from grader.grade import grade
 from grader.isolation import Isolation, IsolationUnavailable, MODES
 from grader.report import validate
+from seam.honest import touched
 from tests.self.attacks import ALLOWLIST_ATTACKS, DOORS, REFERENCE, VEHICLE
 
 TIME_LIMIT = 20.0  # generous: the attacks give up on their own within 2 s
@@ -104,7 +105,11 @@ def test_the_syscall_filter_holds_in_process_mode_too(tmp_path):
                  isolation="process") == 0
     results = json.loads(out.read_text())
     assert results["score"] == 0 and "sandbox: process" in results["output"], results["output"]
-    assert all("_not_earned" in t["output"] for t in results["tests"])  # it loaded, tried, its gate stayed shut
+    # it loaded, tried, its gate stayed shut; its ctypes also leave the ruled functions "not checked"
+    ruled = [t for t in results["tests"] if touched(t["extra_data"]["functions"], results["extra_data"]["honest_work"])]
+    assert all("no rule can be checked" in t["output"] for t in ruled), [t["output"][:200] for t in ruled]
+    rest = [t for t in results["tests"] if t not in ruled]
+    assert rest and all("_not_earned" in t["output"] for t in rest), [t["output"][:200] for t in rest]
 
 
 @pytest.mark.parametrize("mode", available_modes())

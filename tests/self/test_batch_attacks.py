@@ -17,6 +17,7 @@ from pathlib import Path
 
 from grader.gradebook import read_json
 from grader.paths import REFERENCE, ROOT
+from seam.honest import touched
 from tests.self.attacks import Attack, VEHICLE
 
 THIEF = '''
@@ -187,7 +188,13 @@ def test_one_job_leaves_nothing_for_the_next_student(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     scores = {d: read_json(out / "students" / d / "results.json") for d in ("a-first", "b-honest", "c-copier")}
     full = sum(t["max_score"] for t in scores["b-honest"]["tests"])
-    assert scores["a-first"]["score"] == full > 0, "the first student's own (honest) code"
+    # the first student's own (honest) code, less what its ctypes cost: every ruled function of it
+    # "not checked" (seam/honest.py), as in any grade of it alone
+    first = scores["a-first"]
+    charged = sum(t["max_score"] for t in first["tests"]
+                  if touched(t["extra_data"]["functions"], first.get("extra_data", {}).get("honest_work", {})))
+    assert all("no rule can be checked" in v for v in first.get("extra_data", {}).get("honest_work", {}).values())
+    assert first["score"] == full - charged and full > 0, "the first student's own (honest) code"
     assert scores["b-honest"]["score"] == full, [t["output"][:200] for t in scores["b-honest"]["tests"]]
     assert scores["c-copier"]["score"] == 0, "the copier ran a classmate's code from shared memory"
     assert "not implemented" in scores["c-copier"]["tests"][0]["output"].lower(), scores["c-copier"]["tests"][0]

@@ -67,7 +67,7 @@ def test_replies_that_would_sink_the_grader_fail_their_tests_and_the_run_goes_on
     assert proc.returncode == 0, proc.stderr[-2000:]
     tests = read_json(tmp_path / "r.json")["tests"]
     outputs = [t["output"] for t in tests]
-    nested = [o for o in outputs if o.startswith(f"{VEHICLE}.matmul_intensity: the worker sent garbage")]
+    nested = [o for o in outputs if o.startswith(f"{VEHICLE}.is_compute_bound: the worker sent garbage")]
     big = [o for o in outputs if o.startswith(f"{VEHICLE}.ridge_point: the worker broke the protocol")]
     assert nested and all("values (the limit is 250000)" in o for o in nested), outputs
     assert big and all("63000035 bytes" in o for o in big), outputs
