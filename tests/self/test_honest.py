@@ -116,6 +116,34 @@ def test_importing_the_seam_makes_every_rule_not_checked(tmp_path):
     assert all("no rule can be checked" in used for used in impl.violations().values())
 
 
+def test_emptying_the_workers_record_through_gc_is_not_checked(tmp_path):
+    """torch's AdamW kept inside, the worker's record found through gc and emptied at the end of
+    every call, before the reply is made: the static look names gc, and no rule is checked."""
+    from grader.grade import run_tests
+    impl = _impl(tmp_path, "optim", '''
+import gc as _gc
+def _forget():
+    for o in _gc.get_objects():
+        if type(o).__name__ == "Honest":
+            o.violations.clear()
+class AdamW(torch.optim.Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01):
+        params = list(params)
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+        self._inner = torch.optim.AdamW(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+        self.state, self.param_groups = self._inner.state, self._inner.param_groups
+        _forget()
+    def step(self, closure=None):
+        try:
+            return self._inner.step(closure)
+        finally:
+            _forget()
+''')
+    facts = run_tests(impl, gpu="skip", cuda=False, time_limit=60, quiet=True, problems=["optim"]).facts.values()
+    assert "no rule can be checked" in impl.violations()["optim.AdamW"]
+    assert all(f.outcome == "failed" for f in facts if "optim.AdamW" in " ".join(f.functions))
+
+
 def test_torch_pops_its_modes_itself_without_blame(tmp_path):
     """torch.einsum's handle_torch_function pops the grader's mode around its own call (and
     einops calls it): only a pop the student's code makes counts."""
