@@ -113,7 +113,7 @@ def rules_table() -> str:
     lines = ["| rule | functions | seen by |", "|---|---|---|"]
     seen = {"modules": "the profiler: their code running under the function, or a class of theirs as a base",
             "ops": "the profiler (C calls by name) and a TorchFunctionMode (every spelling)",
-            "casts": "a TorchFunctionMode and a TorchDispatchMode (also casts made in C++)",
+            "casts": "a TorchDispatchMode (every ATen op, also casts made in C++)",
             "must": "the profiler (einops' return values) and a TorchFunctionMode (what torch computes from them)"}
     by_rule: dict = {}
     for function, rule in RULED.items():

@@ -23,10 +23,11 @@ from .probes import student_name
 from .tamper import scan, verdict
 
 # What the static look finds that can switch the honest-work watch off unseen (seam/tamper.py):
-# the seam patched, native calls, or the worker's own record reached through frames or gc and
-# emptied before the reply. Every ruled function is then "not checked" and scores 0, as a broken
-# rule does.
-BLINDS_RULES = ("seam", "ctypes", "frames")
+# the seam patched, native calls, torch's switches that no event shows (``_DisableTorchDispatch``
+# is a pybind guard: entering and leaving it call no function), or the worker's own record
+# reached through frames or gc and emptied before the reply. Every ruled function is then "not
+# checked" and scores 0, as a broken rule does.
+BLINDS_RULES = ("seam", "ctypes", "torch internals", "frames")
 
 # The name the grader's pytest plugin is registered under; tests/conftest.py asks pytest for it
 # (its ``impl`` is then the sandboxed submission, and the student-facing output stays quiet).

@@ -9,9 +9,8 @@ names the code used:
   called from Python by name (``Tensor.stride``, ``torch._C._nn.linear``, ``torch._fused_adamw_``),
   an ATen overload called in Python (``torch.ops.aten.linear.default``), and the values einops'
   functions return (``must``);
-- a TorchFunctionMode, where arguments or results matter: casts into a narrow float format
-  (``cast_in``) and what torch computes from an einops result; a TorchDispatchMode for casts,
-  also those made in C++;
+- a TorchDispatchMode for casts into a narrow float format (``cast_in``), also those made in
+  C++; a TorchFunctionMode for what torch computes from an einops result;
 - a class of theirs derived from a class of a forbidden module (``torch.optim.Adam``) is found
   when its module is imported (``Honest.bases``).
 
@@ -46,6 +45,7 @@ NARROW = frozenset(getattr(torch, name) for name in (
     "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
     "float8_e8m0fnu", "float4_e2m1fn_x2") if hasattr(torch, name))
 BIT_VIEWS = frozenset({"view"})  # reinterpreting bits is not rounding
+PYTHON_DATA = frozenset({"lift_fresh", "lift", "lift_fresh_copy"})
 CONVERSIONS = frozenset({"to", "_to_copy", "type", "copy_", "copy", "half", "bfloat16",
                          "to_dtype", "_to_dtype", "convert_element_type"})
 
@@ -74,7 +74,8 @@ def cast_in(name: str, args, kwargs, result) -> str | None:
     out = [t.dtype for t in _tensors(result) if t.dtype in NARROW]
     if not out:
         return None
-    ins = [t.dtype for t in _tensors((args, kwargs or {}))]
+    # lift_fresh: the ATen op by which Python data becomes a tensor (torch.tensor(..., dtype=...))
+    ins = [] if base in PYTHON_DATA else [t.dtype for t in _tensors((args, kwargs or {}))]
     if not ins or any(d not in NARROW and (d.is_floating_point or base in CONVERSIONS) for d in ins):
         return str(out[0])
     return None
@@ -235,8 +236,8 @@ class Watch:
         self.modules = {f: r.modules for f, r in rules.items() if r.modules}
         self.casts = [f for f, r in rules.items() if r.casts]
         self.must = {f: r.must for f, r in rules.items() if r.must and f in direct}
-        # the function mode only where arguments or results matter (casts, what einops produced):
-        # every named op is a C call the profiler sees, or an OpOverload call it sees in Python
+        # modes only where arguments or results matter (casts, what einops produced): every
+        # named op is a C call the profiler sees, or an OpOverload call it sees in Python
         self.modes = bool(self.casts or self.must)
         self.ran: set[str] = set()  # the ruled functions whose code ran (a test of them is theirs)
         self._kinds: dict = {}     # code object -> what running it means ("" nothing)
@@ -263,8 +264,9 @@ class Watch:
     # ---- switching on and off ----------------------------------------------------------------
     def __enter__(self):
         self._stack = []
-        if self.modes:  # the dispatch mode (every ATen op, also from C++) only where casts matter
-            self._stack = [_FunctionWatch(self)] + [_DispatchWatch(self)] * bool(self.casts)
+        if self.modes:  # casts: the dispatch mode sees every ATen op, also from C++ (one mode is
+            # enough, and each costs a Python call per op); einops: what torch computes from its results
+            self._stack = [_FunctionWatch(self)] * bool(self.must) + [_DispatchWatch(self)] * bool(self.casts)
             for mode in self._stack:
                 mode.__enter__()
             self.depths = (torch._C._len_torch_function_stack(), torch._C._len_torch_dispatch_stack())

@@ -119,7 +119,6 @@ def test_importing_the_seam_makes_every_rule_not_checked(tmp_path):
 def test_emptying_the_workers_record_through_gc_is_not_checked(tmp_path):
     """torch's AdamW kept inside, the worker's record found through gc and emptied at the end of
     every call, before the reply is made: the static look names gc, and no rule is checked."""
-    from grader.grade import run_tests
     impl = _impl(tmp_path, "optim", '''
 import gc as _gc
 def _forget():
@@ -139,9 +138,10 @@ class AdamW(torch.optim.Optimizer):
         finally:
             _forget()
 ''')
-    facts = run_tests(impl, gpu="skip", cuda=False, time_limit=60, quiet=True, problems=["optim"]).facts.values()
+    spec = {"seed": 0, "steps": 3, "checkpoints": [3], "kwargs": {}, "groups": [{"shapes": [[3, 2]]}]}
+    impl.call("probes.adamw_run", spec=spec)
+    assert impl._violations == {}  # the worker's record, emptied before each reply
     assert "no rule can be checked" in impl.violations()["optim.AdamW"]
-    assert all(f.outcome == "failed" for f in facts if "optim.AdamW" in " ".join(f.functions))
 
 
 def test_torch_pops_its_modes_itself_without_blame(tmp_path):
