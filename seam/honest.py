@@ -120,6 +120,36 @@ _DISABLERS = tuple(t for t in (getattr(torch._C, n, None) for n in (
 _PYTHON_KEY = torch._C.DispatchKey.Python
 
 
+# Where threads and processes start, wrapped once (``Honest``), before any student module is
+# imported: a watch whose profiler is not running yet (``Rule.numbers``) still sees them.
+STARTS = (("_thread", "start_new_thread", "another thread"), ("_thread", "start_new", "another thread"),
+          ("_thread", "start_joinable_thread", "another thread"),
+          ("threading", "_start_new_thread", "another thread"),
+          ("threading", "_start_joinable_thread", "another thread"), ("os", "fork", "another process"),
+          ("os", "posix_spawn", "another process"), ("os", "posix_spawnp", "another process"),
+          ("_posixsubprocess", "fork_exec", "another process"))
+_ACTIVE: list = []  # the watch running now (at most one: requests do not nest)
+
+
+def _wrap_starts() -> None:
+    import importlib
+    for module_name, name, what in STARTS:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        original = getattr(module, name, None)
+        if original is None or getattr(original, "_honest", False):
+            continue
+
+        def started(*args, _original=original, _what=what, _name=name, **kwargs):
+            if _ACTIVE:
+                _ACTIVE[0].started(_what, _name)
+            return _original(*args, **kwargs)
+        started._honest = True
+        setattr(module, name, started)
+
+
 def covered(names, ruled=RULED) -> dict[str, Rule]:
     """The ruled functions among a request's student names ("optim.AdamW.step" is AdamW's)."""
     out = {}
@@ -177,6 +207,7 @@ class Honest:
         self.files = {f"{folder}/{p}.py": p for p in PROBLEMS}
         self.violations: dict[str, str] = {}
         self.trusted_threads = set(sys._current_frames())  # the harness's own (pytest, execnet)
+        _wrap_starts()
         self.intact = _integrity()  # taken before any student module is imported
         self.ruled = dict(RULED)     # the rules as they were then (rebinding seam's names changes nothing)
 
@@ -239,6 +270,9 @@ class Watch:
         # modes only where arguments or results matter (casts, what einops produced): every
         # named op is a C call the profiler sees, or an OpOverload call it sees in Python
         self.modes = bool(self.casts or self.must)
+        # rules over numbers only: no profiler until a torch op runs (a mode sees it); pure Python
+        # code (millions of calls in the tensors tests) then pays nothing
+        self.lazy = all(r.numbers for r in rules.values())
         self.ran: set[str] = set()  # the ruled functions whose code ran (a test of them is theirs)
         self._kinds: dict = {}     # code object -> what running it means ("" nothing)
         self.produced: dict = {}   # id -> tensor: what the ``must`` module's functions returned, and
@@ -264,24 +298,42 @@ class Watch:
     # ---- switching on and off ----------------------------------------------------------------
     def __enter__(self):
         self._stack = []
-        if self.modes:  # casts: the dispatch mode sees every ATen op, also from C++ (one mode is
+        if self.lazy:  # tripwires: the first torch op, from Python or (under DisableTorchFunction) ATen
+            self._stack = [_Tripwire(self), _DispatchTripwire(self)]
+        elif self.modes:  # casts: the dispatch mode sees every ATen op, also from C++ (one mode is
             # enough, and each costs a Python call per op); einops: what torch computes from its results
             self._stack = [_FunctionWatch(self)] * bool(self.must) + [_DispatchWatch(self)] * bool(self.casts)
-            for mode in self._stack:
-                mode.__enter__()
-            self.depths = (torch._C._len_torch_function_stack(), torch._C._len_torch_dispatch_stack())
+        for mode in self._stack:
+            mode.__enter__()
+        self.depths = (torch._C._len_torch_function_stack(), torch._C._len_torch_dispatch_stack())
         self.threads = {tid: (frame, frame.f_lasti) for tid, frame in sys._current_frames().items()
                         if tid not in self.honest.trusted_threads and tid != threading.get_ident()}
         self.previous = sys.getprofile()
         self._profile = self._profiler()
-        sys.setprofile(self._profile)
+        self.armed = False
+        if not self.lazy:
+            self.arm()
+        _ACTIVE.append(self)
         return self
 
+    def arm(self) -> None:
+        """The profiler on, from now to the end of the request."""
+        if not self.armed:
+            self.armed = True
+            sys.setprofile(self._profile)
+
+    def started(self, what: str, name: str) -> None:
+        """A thread or process is starting (the wrapped ``STARTS``) while this watch runs."""
+        frame = sys._getframe(1)
+        if _student(frame, self.files):
+            self.hit(list(self.rules), f"{what} ({name}), which the grader's watch cannot follow", frame)
+
     def __exit__(self, *exc):
-        removed = sys.getprofile() != self._profile
+        _ACTIVE.clear()
+        removed = self.armed and sys.getprofile() != self._profile
         sys.setprofile(self.previous)
         everything = list(self.ran | set(self.direct))
-        if self.modes and (not torch._C._is_torch_function_enabled()
+        if self._stack and (not torch._C._is_torch_function_enabled()
                            or torch._C._dispatch_tls_is_dispatch_key_excluded(_PYTHON_KEY)
                            or torch._C._len_torch_function_stack() < self.depths[0]
                            or torch._C._len_torch_dispatch_stack() < self.depths[1]):
@@ -401,6 +453,14 @@ class Watch:
             self.hit(list(self.rules), f"{BLINDING_C[name]} ({name}), which the grader's watch cannot follow", frame)
 
     # ---- the modes ---------------------------------------------------------------------------
+    def tripped(self, func) -> None:
+        self.arm()
+        name = op_name(func)
+        if name in self.ops:
+            frame = sys._getframe(2)
+            if _student(frame, self.files):
+                self.hit(self.ops[name], f"torch's {name}", frame)
+
     def through(self, func, args, kwargs):
         """An op either mode intercepted: run it, then look at what went in and came out."""
         result = func(*args, **(kwargs or {}))
@@ -418,6 +478,33 @@ class Watch:
                 frame = sys._getframe(3)  # (seen, through, the mode's method, then the caller)
                 if _student(frame, self.files):
                     self.hit(self.casts, f"a cast into {dtype} ({name})", frame)
+
+
+class _Tripwire(TorchFunctionMode):
+    """A torch op runs under a watch of numbers-only rules: switch the profiler on, and look at
+    the op by its name (the profiler missed its C call: it was not running yet)."""
+
+    def __init__(self, watch: Watch):
+        super().__init__()
+        self.watch = watch
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.watch.tripped(func)
+        return func(*args, **(kwargs or {}))
+
+
+class _DispatchTripwire(TorchDispatchMode):
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False  # nothing here is compiled (see probes/dtypes.py)
+
+    def __init__(self, watch: Watch):
+        super().__init__()
+        self.watch = watch
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.watch.tripped(func)
+        return func(*args, **(kwargs or {}))
 
 
 class _FunctionWatch(TorchFunctionMode):

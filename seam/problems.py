@@ -36,6 +36,8 @@ class Rule:
     ops: tuple[str, ...] = ()       # torch functions / Tensor methods / ATen ops, by name
     casts: bool = False             # no cast into a narrow float dtype (seam/honest.py: cast_in)
     must: str = ""                  # the module whose call must have produced the returned tensor
+    numbers: bool = False           # its functions take and return numbers: honest code makes no
+                                    # tensor, so the watch's profiler starts at the first torch op
 
 
 OWN_ADAMW = Rule(
@@ -60,7 +62,7 @@ FROM_THE_NUMBERS = Rule(
          "movedim", "moveaxis", "swapaxes", "swapdims", "expand", "expand_as", "narrow", "select",
          "slice", "unfold", "unsqueeze", "squeeze", "flatten", "unflatten", "contiguous", "diagonal",
          "split", "chunk", "unbind", "tensor_split", "alias", "__getitem__", "data_ptr",
-         "untyped_storage", "storage", "set_", "resize_"))
+         "untyped_storage", "storage", "set_", "resize_"), numbers=True)
 NO_FLOP_COUNTER = Rule(
     "FLOPs counted from the shapes",
     "a FLOP counter: `torch.utils.flop_counter` (`FlopCounterMode`), `torch.profiler` / "
@@ -70,7 +72,7 @@ NO_FLOP_COUNTER = Rule(
     modules=("torch.utils.flop_counter", "torch.profiler", "torch.autograd.profiler",
              "torch.autograd.profiler_util", "fvcore", "thop", "ptflops", "calflops", "torchinfo",
              "torchprofile", "flopth", "deepspeed.profiling"),
-    ops=("_enable_profiler", "_prepare_profiler", "_enable_profiler_legacy"))
+    ops=("_enable_profiler", "_prepare_profiler", "_enable_profiler_legacy"), numbers=True)
 ROUND_IT_YOURSELF = Rule(
     "rounding done by hand",
     "a PyTorch cast into a narrow float format (`.to(torch.float16)`, `.half()`, `.bfloat16()`, "

@@ -35,9 +35,10 @@ TECHNIQUES = {
                         "escapes the function mode), __torch_function__ / __torch_dispatch__"),
     "profilers": ("sys.setprofile / settrace can replace or remove the grader's hooks",
                   "static: setprofile, settrace; worker: the profiler or tracer changed"),
-    "frames": ("frame access (sys._getframe, f_locals, inspect, gc) can edit a probe's state",
+    "frames": ("frame access (sys._getframe, f_locals, inspect, gc, a function's closure or defaults) "
+               "can edit a probe's state or reach what the grader wrapped",
                "static: _getframe, f_locals, f_globals, f_back, tb_frame, __globals__, inspect, "
-               "gc.get_referrers / get_objects"),
+               "gc.get_referrers / get_objects, __closure__, cell_contents, __defaults__, __kwdefaults__"),
     "memory mapping": ("madvise / munmap / mmap can drop pages before the grader reads /proc",
                        "static: madvise, munmap, mmap, a memmap's _mmap"),
     "dynamic code": ("exec / eval / __import__ / importlib / sys.modules can hide all of the above",
@@ -66,7 +67,8 @@ _ATTRIBUTES = {  # x.<name>, or the string "<name>" (getattr(x, "name"))
     "PyEval_SetTrace": "ctypes", "_getframe": "frames", "f_locals": "frames", "f_globals": "frames",
     "f_back": "frames", "tb_frame": "frames", "gi_frame": "frames", "cr_frame": "frames",
     "__globals__": "frames", "currentframe": "frames", "get_referrers": "frames",
-    "get_referents": "frames", "get_objects": "frames",
+    "get_referents": "frames", "get_objects": "frames", "__closure__": "frames", "cell_contents": "frames",
+    "__defaults__": "frames", "__kwdefaults__": "frames",
     "madvise": "memory mapping", "munmap": "memory mapping", "_mmap": "memory mapping",
     "__builtins__": "dynamic code", "__import__": "dynamic code", "__code__": "dynamic code",
     "__subclasses__": "dynamic code", "__dict__": "dynamic code", "__torch_function__": "torch internals",
