@@ -390,7 +390,7 @@ class Sandbox(Impl):
                  cuda: bool = False, zygote: Zygote | None = None):
         super().__init__()
         self.label = "submission"
-        self.folder = Path(submission_dir)  # staged for each worker; Impl.unverifiable reads it here
+        self.folder = Path(submission_dir)  # staged for each worker; the static look (Impl._found) reads it here
         self.owns_zygote = zygote is None
         self.zygote = zygote or Zygote(limits, isolation, cuda=cuda, hide=hide)
         self.limits, self.isolation = self.zygote.limits, self.zygote.isolation

@@ -63,17 +63,24 @@ class Impl:
     folder: Path | None = None     # the modules under test, read (never run) by ``unverifiable``
     _unverifiable: str | None = None
     _static_rules: dict | None = None  # what the static look says of the rules (``violations``)
+    _scanned: list | None = None       # the static look's findings (``_found``)
 
     def __init__(self):
         self.called: set[str] = set()    # student names called since the plugin last cleared it
         self._violations: dict[str, str] = {}  # ruled function -> what it used (the worker saw it)
+
+    def _found(self) -> list[tuple[str, int, str]]:
+        """The static look at the modules (seam/tamper.py), read once for both of its uses."""
+        if self._scanned is None:
+            self._scanned = scan(self.folder) if self.folder else []
+        return self._scanned
 
     def violations(self) -> dict[str, str]:
         """Each ruled function that broke its rule -> what it used (seam/honest.py): what the
         worker saw while it ran, and every ruled function where the static look at the modules
         finds what could switch the watch off unseen (``BLINDS_RULES``)."""
         if self._static_rules is None:
-            found = [f for f in scan(self.folder) if f[2] in BLINDS_RULES] if self.folder else []
+            found = [f for f in self._found() if f[2] in BLINDS_RULES]
             where = ", ".join(f"{name}:{line}" for name, line, _ in found[:3])
             self._static_rules = {f: f"{found[0][2]} ({where}), which can switch off the grader's watch "
                                      f"unseen, so no rule can be checked" for f in RULED} if found else {}
@@ -87,7 +94,7 @@ class Impl:
         """Why no "how" probe can be trusted on this implementation ("" if none): what the static
         look at its modules found, or what a worker saw change during an earlier one."""
         if self._unverifiable is None:
-            self._unverifiable = verdict(scan(self.folder)) if self.folder else ""
+            self._unverifiable = verdict(self._found())
         return self._unverifiable
 
     def resident_bytes(self, device: int, inode: int) -> int | None:
