@@ -49,6 +49,22 @@ def round_to(x, fmt):
 '''
 
 
+def test_a_shortcut_graded_in_the_sandbox_scores_as_unwritten(tmp_path):
+    """Through the grader's sandbox (the worker's replies, the "load" request of each module
+    first): the violation seen when the module is imported reaches the report."""
+    import json
+    from grader.grade import grade
+    from tests.self.shortcuts import all_shortcuts
+    shortcut = next(s for s in all_shortcuts() if s.name == "a subclass of torch.optim.AdamW")
+    for name, folder in (("shortcut", shortcut.build(tmp_path / "s")),
+                         ("unwritten", shortcut.build_unwritten(tmp_path / "u"))):
+        assert grade(folder, tmp_path / f"{name}.json", gpu="skip", quiet=True, problems=["optim"]) == 0
+    got, unwritten = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("shortcut", "unwritten"))
+    assert got["score"] <= unwritten["score"], (got["score"], unwritten["score"])
+    assert got["extra_data"]["honest_work"] == {"optim.AdamW": "torch.optim.adamw.AdamW as a base class"}
+    assert got["output"].splitlines()[1].startswith(HEAD + "optim.AdamW used torch.optim.adamw.AdamW")
+
+
 def test_the_reference_breaks_no_rule(tmp_path):
     impl = InProcess(REFERENCE, package=f"honest_ref_{tmp_path.name}")
     impl.dtypes.round_to(__import__("torch").tensor([1.0, 70000.0]), impl.get("dtypes.FP16"))
