@@ -113,8 +113,10 @@ def rules_table() -> str:
     lines = ["| rule | functions | seen by |", "|---|---|---|"]
     seen = {"modules": "the profiler: their code running under the function, or a class of theirs as a base",
             "ops": "the profiler (C calls by name) and a TorchFunctionMode (every spelling)",
-            "casts": "a TorchDispatchMode (every ATen op, also casts made in C++)",
-            "must": "the profiler (einops' return values) and a TorchFunctionMode (what torch computes from them)"}
+            "casts": "a TorchDispatchMode (every ATen op, also casts made in C++); the profiler too where "
+                     "the modules reach torch by names made at run time",
+            "must": "a TorchFunctionMode (what einops' code computes with torch, and what is computed from "
+                    "that); the profiler too where the modules reach torch by names made at run time"}
     by_rule: dict = {}
     for function, rule in RULED.items():
         by_rule.setdefault(rule, []).append(f"`{function}`")

@@ -7,10 +7,12 @@ names the code used:
 - a profiler (``sys.setprofile``) sees every Python function that runs (its module decides:
   ``torch.optim.adam`` for AdamW, ``torch.utils.flop_counter`` for FLOPs), every C function
   called from Python by name (``Tensor.stride``, ``torch._C._nn.linear``, ``torch._fused_adamw_``),
-  an ATen overload called in Python (``torch.ops.aten.linear.default``), and the values einops'
-  functions return (``must``);
+  an ATen overload called in Python (``torch.ops.aten.linear.default``);
 - a TorchDispatchMode for casts into a narrow float format (``cast_in``), also those made in
-  C++; a TorchFunctionMode for what torch computes from an einops result;
+  C++; a TorchFunctionMode for what einops' code computes with torch, and what is computed from
+  that (``must``);
+- the profiler runs only for rules that need it (modules, ops by name), unless the submission
+  computes names at run time (``Honest.dynamic``): under a Python mode it would triple each op's cost;
 - a class of theirs derived from a class of a forbidden module (``torch.optim.Adam``) is found
   when its module is imported (``Honest.bases``).
 
@@ -37,6 +39,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from .problems import PROBLEMS, RULED, Rule, section
+from .tamper import names_at_run_time
 
 HEAD = "honest work: "  # every line about a violation starts so (merge rebuilds them from the union)
 
@@ -207,6 +210,10 @@ class Honest:
         self.files = {f"{folder}/{p}.py": p for p in PROBLEMS}
         self.violations: dict[str, str] = {}
         self.trusted_threads = set(sys._current_frames())  # the harness's own (pytest, execnet)
+        # names computed at run time (getattr(torch, "_" + "C"), exec, importlib) or a profiler of
+        # theirs: what switches the watch off could then go unnamed, so every watch runs the
+        # profiler, from the start (without them, the static look names every such switch)
+        self.dynamic = bool(names_at_run_time(folder))
         _wrap_starts()
         self.intact = _integrity()  # taken before any student module is imported
         self.ruled = dict(RULED)     # the rules as they were then (rebinding seam's names changes nothing)
@@ -236,7 +243,10 @@ class Honest:
         """The watch over one request of ``problem``: every ruled function of the problem may run
         in it (a probe of memory_by_stage drives AdamW too); ``names``: those the request calls."""
         direct = covered(names, self.ruled)
-        rules = {f: r for f, r in self.ruled.items() if f.partition(".")[0] == problem} | direct
+        # numbers-only functions (Rule.numbers) are watched where the request calls them: no probe
+        # drives one unnamed, and their tripwires would arm the profiler at every torch op
+        rules = {f: r for f, r in self.ruled.items()
+                 if f.partition(".")[0] == problem and not r.numbers} | direct
         return Watch(self, rules, direct=list(direct)) if rules else None
 
 
@@ -270,9 +280,15 @@ class Watch:
         # modes only where arguments or results matter (casts, what einops produced): every
         # named op is a C call the profiler sees, or an OpOverload call it sees in Python
         self.modes = bool(self.casts or self.must)
+        # the profiler sees what no mode does (Python code of a forbidden module, C calls by name);
+        # casts and einops' results are the modes' alone. A profiler under a Python mode triples
+        # each op's cost (every Python call in torch's mode machinery becomes events), so it runs
+        # only where a rule needs it, or where names are computed at run time (Honest.dynamic)
+        needs = [r for r in rules.values() if r.modules or r.ops]
+        self.profiled = bool(needs) or honest.dynamic
         # rules over numbers only: no profiler until a torch op runs (a mode sees it); pure Python
         # code (millions of calls in the tensors tests) then pays nothing
-        self.lazy = all(r.numbers for r in rules.values())
+        self.lazy = bool(needs) and all(r.numbers for r in needs) and not self.modes and not honest.dynamic
         self.ran: set[str] = set()  # the ruled functions whose code ran (a test of them is theirs)
         self._kinds: dict = {}     # code object -> what running it means ("" nothing)
         self.produced: dict = {}   # id -> tensor: what the ``must`` module's functions returned, and
@@ -285,6 +301,7 @@ class Watch:
         helper of theirs at module level); never a function the request neither calls nor ran."""
         quals = _quals(frame, self.files) if frame is not None else set()
         mine = [f for f in functions if any(q == f or q.startswith(f + ".") for q in quals)]
+        self.ran.update(mine)  # it ran in this request (without a profiler, no one else says so)
         for f in mine or [f for f in functions if f in self.direct]:
             self.honest.record(f, used)
 
@@ -298,6 +315,7 @@ class Watch:
     # ---- switching on and off ----------------------------------------------------------------
     def __enter__(self):
         self._stack = []
+        self.base = sys._getframe(1)  # the seam's frame that runs the request
         if self.lazy:  # tripwires: the first torch op, from Python or (under DisableTorchFunction) ATen
             self._stack = [_Tripwire(self), _DispatchTripwire(self)]
         elif self.modes:  # casts: the dispatch mode sees every ATen op, also from C++ (one mode is
@@ -311,7 +329,7 @@ class Watch:
         self.previous = sys.getprofile()
         self._profile = self._profiler()
         self.armed = False
-        if not self.lazy:
+        if self.profiled and not self.lazy:
             self.arm()
         _ACTIVE.append(self)
         return self
@@ -351,6 +369,7 @@ class Watch:
                 self.hit(everything, "work in another thread (it ran while the function was watched)")
                 break
         self.produced.clear()
+        self.base = None
         return False
 
     # ---- the profiler ------------------------------------------------------------------------
@@ -360,7 +379,6 @@ class Watch:
         kinds, classify, python, blinding, named = self._kinds, self._classify, self._python, self._blinding_c, self._named
         watched = frozenset(BLINDING_C) | {"__exit__", "__enter__"}
         ops = self.ops
-        must = bool(self.must)
 
         def profile(frame, event, arg):
             if event == "c_call":
@@ -369,7 +387,7 @@ class Watch:
                     blinding(frame, name, arg)
                 elif name in ops:
                     named(frame, name, arg)
-            elif event == "call" or (must and event == "return"):
+            elif event == "call":
                 kind = kinds.get(frame.f_code)
                 if kind is None:
                     kind = kinds[frame.f_code] = classify(frame)
@@ -394,8 +412,6 @@ class Watch:
             return "overload"
         if any(_in(module, mods) for mods in self.modules.values()):
             return "forbidden"
-        if self.must and any(_in(module, (m,)) for m in self.must.values()):
-            return "must"
         return ""
 
     def _python(self, frame, event, kind, arg) -> None:
@@ -407,10 +423,6 @@ class Watch:
                 name = op_name(frame.f_locals.get("self"))
                 if name in self.ops and _student(frame.f_back, self.files):
                     self.hit(self.ops[name], f"torch's {name}", frame)
-            return
-        if kind == "must":
-            if event == "return" and isinstance(arg, torch.Tensor):
-                self.produced[id(arg)] = arg
             return
         if event != "call":
             return
@@ -468,9 +480,13 @@ class Watch:
         return result
 
     def seen(self, func, args, kwargs, result) -> None:
-        if self.produced and any(self.produced.get(id(t)) is t for t in _tensors(args) + _tensors(kwargs or ())):
-            for t in _tensors(result):  # computed from an einops result: it comes from einops too
-                self.produced[id(t)] = t
+        if not self.armed:  # no profiler says which ruled functions of theirs run: the stack does
+            self._running(sys._getframe(3))
+        if self.must:
+            if self._from_must(sys._getframe(3)) or (self.produced and any(
+                    self.produced.get(id(t)) is t for t in _tensors(args) + _tensors(kwargs or ()))):
+                for t in _tensors(result):  # made by einops, or computed from what it made
+                    self.produced[id(t)] = t
         if self.casts:
             name = op_name(func)
             dtype = cast_in(name, args, kwargs, result)
@@ -478,6 +494,33 @@ class Watch:
                 frame = sys._getframe(3)  # (seen, through, the mode's method, then the caller)
                 if _student(frame, self.files):
                     self.hit(self.casts, f"a cast into {dtype} ({name})", frame)
+
+
+    def _running(self, frame) -> None:
+        """The ruled functions of theirs on the stack ran (a test that made them run is theirs:
+        nvfp4_dequantize's, when it calls a round_to that casts for other formats)."""
+        files, kinds, base = self.files, self._kinds, self.base
+        while frame is not None and frame is not base:  # (theirs are all above the seam's frame)
+            code = frame.f_code
+            if code.co_filename in files:
+                kind = kinds.get(code)
+                if kind is None:
+                    kind = kinds[code] = self._classify(frame)
+                if kind:
+                    self.ran.update(kind)
+            frame = frame.f_back
+
+    def _from_must(self, frame) -> bool:
+        """Whether the torch op the function mode saw was called by the ``must`` module's code
+        (einops' torch backend; through torch's own Python wrappers, like ``torch.einsum``)."""
+        for _ in range(8):
+            if frame is None:
+                return False
+            module = str(frame.f_globals.get("__name__", ""))
+            if not _in(module, ("torch",)):
+                return any(_in(module, (m,)) for m in self.must.values())
+            frame = frame.f_back
+        return False
 
 
 class _Tripwire(TorchFunctionMode):

@@ -168,6 +168,63 @@ def scan(folder: Path) -> list[tuple[str, int, str]]:
     return sorted(set(found))
 
 
+# Where code reaches torch's objects by a name it computes (getattr(torch, name), attrgetter, a
+# pickle's globals). Not a finding: the honest-work watch then runs its profiler everywhere
+# (seam/honest.py Honest.dynamic), since a watch by modes alone relies on the static look naming
+# every switch that pops the modes. ``getattr(cfg, name)`` on their own objects is ordinary code.
+_BY_NAME_CALLS = frozenset(_NAMED_BY_STRING)
+_BY_NAME_ATTRIBUTES = frozenset({"attrgetter", "methodcaller", "__getattribute__", "getattr_static",
+                                 "find_class", "import_module", "reload", "resolve_name", "locate"})
+_BY_NAME_MODULES = ("pickle", "_pickle", "marshal", "copyreg", "shelve", "dill", "cloudpickle", "pydoc",
+                    "runpy", "pkgutil", "joblib")
+_UNPICKLING = {"weights_only": True, "allow_pickle": False}  # torch.load / np.load: anything else unpickles
+
+
+def _root(node) -> str | None:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def names_at_run_time(folder: Path) -> list[tuple[str, int]]:
+    """(file name, line) where the problem modules of ``folder`` reach torch by a computed name,
+    alias ``getattr``, unpickle, or hide names (the dynamic-code and profiler findings count too)."""
+    found = [(name, line) for name, line, kind in scan(folder) if kind in ("dynamic code", "profilers")]
+    for problem in PROBLEMS:
+        path = Path(folder) / f"{problem}.py"
+        try:
+            tree = ast.parse(path.read_text(errors="replace")) if path.is_file() and \
+                path.stat().st_size <= 4 << 20 else None
+        except (SyntaxError, RecursionError, MemoryError, ValueError, OSError):
+            tree = None
+        nodes = list(ast.walk(tree)) if tree is not None else []
+        torch_names = {"torch"} | {a.asname or a.name.split(".")[0] for n in nodes if isinstance(n, ast.Import)
+                                   for a in n.names if a.name.split(".")[0] == "torch"} | {
+            a.asname or a.name for n in nodes if isinstance(n, ast.ImportFrom)
+            and (n.module or "").split(".")[0] == "torch" for a in n.names}
+        called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+        for node in nodes:
+            hit = False
+            if isinstance(node, ast.Call):
+                if isinstance(node.func, ast.Name) and node.func.id in _BY_NAME_CALLS and node.args:
+                    hit = _root(node.args[0]) in torch_names and (len(node.args) < 2 or _folded(node.args[1]) is None)
+                hit = hit or any(k.arg in _UNPICKLING and not (isinstance(k.value, ast.Constant)
+                                                               and k.value.value is _UNPICKLING[k.arg])
+                                 for k in node.keywords)
+            elif isinstance(node, ast.Name) and node.id in _BY_NAME_CALLS:  # g = getattr; map(getattr, ...)
+                hit = id(node) not in called
+            elif isinstance(node, ast.Attribute):
+                hit = node.attr in _BY_NAME_ATTRIBUTES
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                hit = any(n.split(".")[0] in _BY_NAME_MODULES for n in names) or (
+                    isinstance(node, ast.ImportFrom) and any(a.name in _BY_NAME_ATTRIBUTES | _BY_NAME_CALLS
+                                                             for a in node.names))
+            if hit:
+                found.append((path.name, getattr(node, "lineno", 1)))
+    return sorted(set(found))
+
+
 def verdict(found: list[tuple[str, int, str]]) -> str:
     """The one line a "how" test fails with; "" when nothing was found."""
     if not found:

@@ -81,6 +81,24 @@ def test_removing_the_profiler_is_the_rule_broken(tmp_path):
     assert sys.getprofile() is None  # (the watch put back what was there)
 
 
+def test_the_profiler_runs_where_a_rule_needs_it_or_names_are_made_at_run_time(tmp_path):
+    """Casts and einops' results are the modes' alone: no profiler under them (it would triple
+    each op's cost), unless the submission makes names at run time, which the static look cannot
+    read (getattr(torch, "_" + "C") reaches the switches that pop the modes)."""
+    from seam.honest import Honest
+    plain = Honest(REFERENCE)
+    assert not plain.dynamic
+    assert not plain.watch("dtypes", ["dtypes.round_to"]).profiled
+    assert not plain.watch("einops", ["einops.split_heads"]).profiled
+    assert plain.watch("optim", ["optim.AdamW"]).profiled and plain.watch("modules", ["modules.Linear"]).profiled
+    lazy = plain.watch("flops", ["flops.matmul_flops"])
+    assert lazy.profiled and lazy.lazy
+    impl = _impl(tmp_path, "dtypes", "def _fmt(name):\n    return getattr(torch, 'float' + name)\n")
+    dynamic = Honest(impl.folder)
+    assert dynamic.dynamic and dynamic.watch("dtypes", ["dtypes.round_to"]).profiled
+    assert not dynamic.watch("flops", ["flops.matmul_flops"]).lazy
+
+
 def test_a_thread_started_at_import_and_fed_a_queue_is_seen(tmp_path):
     """No thread starts under the function; the work runs in one started earlier."""
     import torch

@@ -24,4 +24,12 @@ SHORTCUTS = [
     Shortcut("dtypes", "round_to", "the cast under DisableTorchFunction and _DisableTorchDispatch",
              _CAST.format(body="    with torch._C.DisableTorchFunction(), torch._C._DisableTorchDispatch():\n"
                                "        return x.float().to(dt).float()")),
+    # names made at run time: the static look cannot name the switch, so the profiler watches too
+    Shortcut("dtypes", "round_to", "the cast with torch's dispatch modes popped through names made at run time",
+             _CAST.format(body="    c = getattr(torch, ''.join(map(chr, (95, 67))))  # torch._C\n"
+                               "    modes = [getattr(c, '_pop_torch_' + 'dispatch_stack')()\n"
+                               "             for _ in range(getattr(c, '_len_torch_' + 'dispatch_stack')())]\n"
+                               "    try:\n        return x.float().to(dt).float()\n    finally:\n"
+                               "        for m in reversed(modes):\n"
+                               "            getattr(c, '_push_on_torch_' + 'dispatch_stack')(m)")),
 ]
