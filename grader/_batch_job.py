@@ -46,7 +46,7 @@ def main() -> int:
     tempfile.tempdir = str(private)
     try:
         from .grade import check_options, grade_one          # torch, pytest, the seam: once
-        from .gradebook import REPORT, RESULTS, STUDENT, pass_label, write_json, write_report
+        from .gradebook import REPORT, RESULTS, STUDENT, keep_code, pass_label, write_json, write_report
         from .provenance import stamp
         from .report import write_atomically
         from .sandbox import Zygote
@@ -77,6 +77,7 @@ def main() -> int:
                     raise KeyboardInterrupt
                 write_atomically(results, out / RESULTS)
                 write_report(out, results)
+                keep_code(Path(task["path"]), out)
                 if partial.exists():
                     os.replace(partial, record)
                 write_json(out / STUDENT, {**student, "status": status})

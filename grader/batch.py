@@ -22,8 +22,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .gradebook import (BATCH, REPORT, RESULTS, STATUSES, STUDENT, class_summary, done_as, read_json, student_dirs,
-                        student_folder, write_gradebook, write_json)
+from .gradebook import (BATCH, REPEATS, REPORT, RESULTS, STATUSES, STUDENT, class_report, class_summary,
+                        keep_previous, done_as, read_json, student_dirs, student_folder, write_gradebook,
+                        write_json)
 from .limits import Limits
 from .text import one_line
 from .paths import ROOT, out_problem
@@ -151,7 +152,8 @@ def _why_regrade(record: dict | None, fingerprint: str, grader: dict) -> str | N
 
 def batch(submissions: Path, out: Path, jobs: int = 1, shard: str | None = None,
           shard_count: int | None = None, gpu: str = "auto", time_limit: float = Limits.time_per_test,
-          problems: list[str] | None = None, regrade: bool = False, isolation: str = "auto") -> int:
+          problems: list[str] | None = None, regrade: bool = False, isolation: str = "auto",
+          repeat: int = 1) -> int:
     """Every option is checked before OUT_DIR is touched: a TA's mistake leaves nothing behind."""
     submissions, out = submissions.resolve(), out.resolve()
     the_pass = {"gpu": gpu, "only": problems}
@@ -195,6 +197,8 @@ def batch(submissions: Path, out: Path, jobs: int = 1, shard: str | None = None,
           file=sys.stderr)
     out.mkdir(parents=True, exist_ok=True)
     for u, fp, why, record in plan:  # kept grades follow the export's names (a group changed)
+        if why and why != "new":  # a regrade keeps what it replaces: the report lists what changed
+            keep_previous(student_folder(out, u.key), why)
         students = u.record()["students"]
         if not why and record.get("students") != students:
             write_json(student_folder(out, u.key) / STUDENT, {**record, "students": students})
@@ -203,9 +207,13 @@ def batch(submissions: Path, out: Path, jobs: int = 1, shard: str | None = None,
                              "uploads": sorted(u.key for u in uploads), "not_counted": not_counted})
     tasks = [{**u.record(), "path": str(u.path), "out": str(student_folder(out, u.key)), "pass": the_pass,
               "upload": fp} for u, fp in todo]
+    # --repeat K: every upload of this run K - 1 times more, into OUT_DIR/repeats/<k>/ (flaky tests)
+    tasks += [{**u.record(), "path": str(u.path), "out": str(out / REPEATS / str(k) / u.key), "pass": the_pass,
+               "upload": u.fingerprint()} for k in range(2, repeat + 1) for u in uploads]
     cfg = {"gpu": gpu, "time_limit": time_limit, "problems": problems, "isolation": isolation,
            "hide": [str(out), str(submissions)]}
     previous = signal.signal(signal.SIGTERM, _terminated)
+    code = None
     try:
         code = _run(tasks, cfg, jobs, out)
     except (KeyboardInterrupt, _Terminated) as e:
@@ -219,6 +227,8 @@ def batch(submissions: Path, out: Path, jobs: int = 1, shard: str | None = None,
             if line:
                 print(line, file=sys.stderr)
         print(f"wrote {path}", file=sys.stderr)
+        if code in (0, 1):  # (not after an interrupt: the class is not all there)
+            class_report(out)
     return code
 
 

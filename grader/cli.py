@@ -52,12 +52,27 @@ def _batch(args) -> int:
     from .batch import batch
     return batch(Path(args.submissions), Path(args.out), jobs=args.jobs, shard=args.shard,
                  shard_count=args.shard_count, gpu=args.gpu, time_limit=args.time_limit,
-                 problems=args.only, regrade=args.regrade, isolation=args.isolation)
+                 problems=args.only, regrade=args.regrade, isolation=args.isolation, repeat=args.repeat)
 
 
 def _merge(args) -> int:
     from .merge import merge
     return merge([Path(d) for d in args.inputs], Path(args.out))
+
+
+def _report(args) -> int:
+    from .classreport import write
+    from .gradebook import student_dirs
+    if not student_dirs(Path(args.out_dir)):
+        print(f"error: {args.out_dir}: no batch output (students/<key>/student.json) there", file=sys.stderr)
+        return 2
+    if args.archive is not None and not Path(args.archive).is_dir():
+        print(f"error: --archive {args.archive}: no such folder", file=sys.stderr)
+        return 2
+    for line in write(Path(args.out_dir), Path(args.archive) if args.archive else None,
+                      with_similarity=not args.no_similarity):
+        print(line)
+    return 0
 
 
 def _export(args) -> int:
@@ -206,6 +221,9 @@ def build_parser() -> argparse.ArgumentParser:
     _grading_options(b)
     b.add_argument("--regrade", action="store_true",
                    help="grade every student again (default: skip those already graded in OUT_DIR)")
+    b.add_argument("--repeat", type=_positive_int, default=1, metavar="K",
+                   help="grade each upload of this run K times in all (OUT_DIR/repeats/): the class report "
+                        "lists tests whose outcome differs between runs (flaky); use it on a sample")
     b.set_defaults(run=_batch)
 
     m = sub.add_parser("merge", help="join batch outputs: shards of one pass, or a CPU and a GPU pass",
@@ -216,6 +234,16 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("inputs", nargs="+", metavar="OUT_DIR", help="batch output folders")
     m.add_argument("--out", required=True, metavar="OUT_DIR", help="where the joined results go")
     m.set_defaults(run=_merge)
+
+    rep = sub.add_parser("report", help="the class report: scores, tests to doubt, mistakes, similar code",
+                         formatter_class=raw, epilog=_examples(
+                             "python -m grader report graded/     (writes graded/report.html and report.json)",
+                             "python -m grader report graded/ --archive past-terms/"))
+    rep.add_argument("out_dir", metavar="OUT_DIR", help="a batch (or merge) output")
+    rep.add_argument("--archive", metavar="DIR", help="earlier terms' or known public solutions: every "
+                     "<problem>.py below DIR is compared with the class too")
+    rep.add_argument("--no-similarity", action="store_true", help="leave the similarity pass out")
+    rep.set_defaults(run=_report)
 
     from .export import FORMATS
     e = sub.add_parser("export", help="a batch's scores as a CSV Gradescope or Canvas imports",

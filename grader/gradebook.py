@@ -6,7 +6,11 @@
                                               the upload's fingerprint and the grader that graded it
     OUT_DIR/students/<key>/results.json       Gradescope's results (absent when grading crashed)
     OUT_DIR/students/<key>/report.txt         the score table `grade` prints, for the TA to read
+    OUT_DIR/students/<key>/code/<problem>.py  the modules that were graded (the class report's
+                                              similarity pass, appeals)
+    OUT_DIR/students/<key>/previous.json      the results a regrade replaced, and why it ran
     OUT_DIR/students/<key>/pytest-<pass>.json pytest-json-report's raw record (regrades, appeals)
+    OUT_DIR/repeats/<k>/<key>/results.json    `batch --repeat K`: the k-th grading of the same upload
     OUT_DIR/gradebook.csv                     one row per student, rebuilt from the files above
     OUT_DIR/.logs/                            the grader processes' logs
 
@@ -44,6 +48,9 @@ RESULTS = "results.json"
 GRADEBOOK = "gradebook.csv"
 STUDENTS = "students"
 REPORT = "report.txt"
+CODE = "code"
+PREVIOUS = "previous.json"
+REPEATS = "repeats"
 POINTS_POSSIBLE = "Points Possible"
 
 
@@ -169,6 +176,47 @@ def render(out: Path) -> bytes:
 def student_rows(text: str) -> list[dict]:
     """gradebook.csv read back: the students' rows (the Points Possible row left out)."""
     return [r for r in csv.DictReader(io.StringIO(text)) if r["name"] != POINTS_POSSIBLE or r["student_id"]]
+
+
+def keep_code(upload: Path, folder: Path) -> None:
+    """The modules the grader took from the upload (seam.upload), copied to ``folder``/code."""
+    import shutil
+    from seam.upload import graded_modules, locate
+    located = locate(upload)
+    try:
+        dest = Path(folder) / CODE
+        shutil.rmtree(dest, ignore_errors=True)
+        if located.folder is not None:
+            dest.mkdir(parents=True, exist_ok=True)
+            for module in graded_modules(located.folder):
+                write_bytes_atomically(dest / module.name, module.read_bytes())
+    finally:
+        if located.cleanup is not None:
+            shutil.rmtree(located.cleanup, ignore_errors=True)
+
+
+def keep_previous(folder: Path, why: str) -> None:
+    """Before a regrade: the results it replaces, as ``PREVIOUS`` (with why it was regraded), so
+    that the class report lists whose total changed and which tests flipped."""
+    results = Path(folder) / RESULTS
+    if results.is_file():
+        try:
+            write_json(Path(folder) / PREVIOUS, {"why": why, "results": read_json(results)})
+        except ValueError:  # a half-written file is nothing to compare with
+            pass
+
+
+def class_report(out: Path) -> None:
+    """The class report (grader/classreport) at the end of a batch or merge; its failure is said
+    and costs nothing else (the gradebook is written already)."""
+    import sys
+    from .classreport import write
+    try:
+        for line in write(Path(out)):
+            print(line, file=sys.stderr)
+    except Exception as e:  # noqa: BLE001 (a report is never worth a batch)
+        print(f"error: the class report failed ({type(e).__name__}: {e}); "
+              f"run `python -m grader report {out}` again", file=sys.stderr)
 
 
 def write_report(folder: Path, results: dict) -> None:

@@ -19,8 +19,9 @@ import json
 import sys
 from pathlib import Path
 
-from .gradebook import (BATCH, REPORT, RESULTS, STATUSES, STUDENT, counted, pass_label, read_json, student_dirs,
-                        student_folder, write_bytes_atomically, write_gradebook, write_json, write_report)
+from .gradebook import (BATCH, CODE, PREVIOUS, REPORT, RESULTS, STATUSES, STUDENT, class_report, counted, pass_label,
+                        read_json, student_dirs, student_folder, write_bytes_atomically, write_gradebook,
+                        write_json, write_report)
 from .paths import out_problem
 from .report import charge, honest_lines, is_honest_line, not_run, summary, validate, write_atomically
 from .text import one_line
@@ -210,8 +211,10 @@ def merge(inputs: list[Path], out: Path) -> int:
             write_atomically(results, dest / RESULTS)
             write_report(dest, results)
         for _, folder in joined[key]:
-            for raw in sorted(folder.glob("pytest-*.json")):
-                write_bytes_atomically(dest / raw.name, raw.read_bytes())
+            for raw in sorted(folder.glob("pytest-*.json")) + sorted((folder / CODE).glob("*.py")) + sorted(
+                    folder.glob(PREVIOUS)):
+                (dest / raw.relative_to(folder)).parent.mkdir(exist_ok=True)
+                write_bytes_atomically(dest / raw.relative_to(folder), raw.read_bytes())
         write_json(dest / STUDENT, record)
     held = [read_json(d / BATCH) for d in inputs]
     write_json(out / BATCH, {"passes": passes, "shard": None, "grader": held[0].get("grader"),
@@ -222,4 +225,5 @@ def merge(inputs: list[Path], out: Path) -> int:
     crashed = sum(1 for r, _ in merged.values() if r["status"] == "crashed")
     print(f"merged {len(inputs)} folder(s), {len(merged)} upload(s) ({crashed} crashed); wrote {path}",
           file=sys.stderr)
+    class_report(out)
     return 0

@@ -17,6 +17,7 @@ from seam import GPU_NOT_RUN, GRADER_PLUGIN, Impl, SandboxFailure, describe
 from seam.honest import line, touched
 from seam.probes import student_name
 from seam.problems import PROBLEMS
+from tests.checks import NAMED
 from .gpu import unknown_gpu_message
 from .gpulock import device_lock
 
@@ -42,6 +43,7 @@ class Fact:
                                # their tests as one full run does (merge relies on it)
     functions: tuple = ()      # the student functions it called ("optim.AdamW.step"): a broken
                                # honest-work rule of one of them scores it 0 (seam/honest.py)
+    mistakes: tuple = ()       # the named mistakes (tests/checks.py Mistake) its failure names
 
 
 def _how(item) -> str:
@@ -135,6 +137,7 @@ class GraderPlugin:
         marker = item.get_closest_marker("time_limit")
         limit = float(marker.args[0]) if marker else self.time_limit
         self.impl.deadline = time.monotonic() + limit
+        NAMED.clear()
 
     def pytest_runtest_teardown(self, item):
         self.impl.deadline = None
@@ -168,6 +171,7 @@ class GraderPlugin:
             fact.outcome, fact.message = "not_run", GPU_NOT_RUN
         elif report.failed:
             fact.outcome, fact.message = "failed", self._text(report)
+            fact.mistakes = tuple(dict.fromkeys((m.name, m.handout) for m in NAMED))
         elif report.when == "call" and report.passed:
             fact.outcome, fact.message = "passed", ""
         elif report.skipped:  # a skip is never a pass
@@ -181,3 +185,4 @@ class GraderPlugin:
             broken = touched(fact.functions, violations)
             if broken and fact.outcome != "not_run":
                 fact.outcome, fact.message = "failed", line(broken[0], violations[broken[0]])
+                fact.mistakes = ()  # it fails for the rule, not for what its text said

@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 
 from seam.honest import HEAD, line, touched
-from seam.problems import PROBLEMS, problem_number
+from seam.problems import PROBLEMS, problem_number, section
 from .paths import SCHEMA
 from .text import clean, indent, one_line
 
@@ -51,6 +51,9 @@ def build_results(facts, execution_time: float, notes: list[str], grader: dict |
             "tags": [fact.problem],  # the problem, as a fact: per_problem reads it, never the name
         }
         entry["extra_data"] = {"functions": list(fact.functions)}
+        if fact.mistakes and not passed:  # what the class report ranks (grader/classreport)
+            entry["extra_data"]["mistakes"] = [{"name": name, "handout": section(handout)}
+                                               for name, handout in fact.mistakes]
         if fact.outcome == "not_run":
             entry["extra_data"]["outcome"] = "not_run"
         tests.append(entry)

@@ -254,6 +254,11 @@ def _from_map(value):
     return raises(type(value)) if isinstance(value, Exception) else value
 
 
+# The mistakes the running test's failure names, in order (each ``Mistake.hint`` adds itself): the
+# grader's plugin clears it before each test and keeps it with a failed test's outcome.
+NAMED: list = []
+
+
 @dataclasses.dataclass(frozen=True)
 class Mistake:
     """A named misconception, for feedback that teaches. ``answer(*args, **kwargs)`` is what a
@@ -269,6 +274,9 @@ class Mistake:
     quote: str      # words of that section, verbatim (tests/self/test_mistakes.py checks they are there)
 
     def hint(self) -> str:
+        """The failure's paragraph about it; also noted in ``NAMED`` (results.json's
+        ``extra_data.mistakes``): call it only for a failure it explains."""
+        NAMED.append(self)
         return (f"\n  This looks like a known mistake: {self.name}. {self.why}"
                 f"\n  See assignment/problems/{self.handout}.md: \"{self.quote}\"")
 

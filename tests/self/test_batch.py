@@ -168,6 +168,32 @@ def test_statuses_and_gradebook(graded):
     assert "6 to grade" in proc.stderr and "student" in proc.stderr   # the progress bar's unit
 
 
+def test_the_class_report_and_the_graded_code_are_written(graded):
+    """batch ends with the class report; each graded student's modules are kept for it."""
+    root, out, proc = graded
+    report = read_json(out / "report.json")
+    assert "class report:" in proc.stderr and (out / "report.html").is_file()
+    assert report["statuses"]["empty"] == ["submission_1003"] and report["graded"] >= 3
+    kept = out / "students" / "submission_1001" / "code" / f"{PROBLEM}.py"
+    assert kept.read_text() == (REFERENCE / f"{PROBLEM}.py").read_text()
+    assert not (out / "students" / "submission_1003" / "code").exists()
+
+
+def test_repeat_grades_each_upload_again_and_a_steady_one_is_not_flaky(tmp_path):
+    """`--repeat 2`: the second grading goes to OUT_DIR/repeats/2/ (the gradebook ignores it);
+    the reference and a planted bug grade the same both times, so no test is called flaky."""
+    shutil.copytree(REFERENCE, tmp_path / "class" / "alice")
+    intensity_bug().build(tmp_path / "class" / "bob")
+    out = tmp_path / "out"
+    batch_cli(tmp_path / "class", out, "--repeat", "2", "--jobs", "2", check=0)
+    for key in ("alice", "bob"):
+        first = read_json(out / "students" / key / "results.json")
+        second = read_json(out / "repeats" / "2" / key / "results.json")
+        assert [t["status"] for t in first["tests"]] == [t["status"] for t in second["tests"]]
+    assert len(gradebook(out)) == 2
+    assert read_json(out / "report.json")["flaky"] == []
+
+
 def test_raw_pytest_record_beside_results(graded):
     _, out, _ = graded
     record = read_json(out / "students" / "submission_1002" / f"pytest-gpu-skip-{PROBLEM}.json")
@@ -426,6 +452,12 @@ def test_a_re_export_one_row_per_student_dropped_listed_changes_regraded(graded,
     assert set(held["not_counted"]) == {"submission_1002", "submission_1006"}
     assert (out / "students" / "submission_1006" / "results.json").exists()      # kept, not counted
     assert read_json(out / "students" / "submission_1001" / "student.json")["grader"] == stamp()
+    # the class report lists what the regrade changed: Kurt's fixed file, not the re-stamped 1001
+    changed = {r["student"]: r for r in read_json(out / "report.json")["regrades"]}
+    assert set(changed) == {"submission_1005"}, changed
+    assert changed["submission_1005"]["delta"] > 0 and changed["submission_1005"]["why"] == "changed upload"
+    assert changed["submission_1005"]["flipped"] and all(
+        f["before"] == "failed" and f["after"] == "passed" for f in changed["submission_1005"]["flipped"])
     again = batch_cli(tmp_path / "class", out)
     assert "0 to grade" in again.stderr and "regrading" not in again.stderr
 

@@ -36,6 +36,9 @@ def test_bug_loses_points_on_its_problem(bug, tmp_path):
         named = f"known mistake: {bug.mistake}"
         assert any(named in f.message for f in lost), (
             f"no failure of {bug.id!r} says {named!r}: " + " | ".join(f.message[:400] for f in lost))
+        # and results.json names it as a field (the class report ranks them), for the failures that say it
+        assert all(any(n.startswith(bug.mistake) for n, _ in f.mistakes) for f in lost if named in f.message), (
+            f"{bug.id!r}: a failure names {bug.mistake!r} in its text only: {[f.mistakes for f in lost]}")
 
 
 def _score(folder, problem: str, package: str):

@@ -86,3 +86,19 @@ def test_write_is_atomic_and_validated(tmp_path):
         write_atomically(bad, out)
     assert json.loads(out.read_text()) == good          # the old file is untouched
     assert [p.name for p in out.parent.iterdir()] == ["results.json"]  # no temp file left
+
+
+def test_a_named_mistake_is_a_field_of_the_failed_test_only():
+    """results.json names a failure's mistake as data (the class report ranks them), with its
+    handout section; a passed test carries none, whatever it recorded."""
+    mistake = (("a multiply-add as 1 FLOP", "flops"),)
+    facts = [Fact("tests/hidden/test_flops.py::m", "flops", "matmul", 2, "after_published", False, "failed",
+                  "got 1\nexpected 2", mistakes=mistake),
+             Fact("tests/hidden/test_flops.py::n", "flops", "linear", 2, "after_published", False, "passed",
+                  mistakes=mistake)]
+    results = build_results(facts, 0.0, [])
+    validate(results)
+    by_title = {t["name"]: t["extra_data"] for t in results["tests"]}
+    assert by_title["flops: matmul"]["mistakes"] == [{"name": "a multiply-add as 1 FLOP",
+                                                      "handout": "assignment/problems/flops.md"}]
+    assert "mistakes" not in by_title["flops: linear"]

@@ -1,0 +1,252 @@
+"""The class report: where the class struggled, which tests to doubt, who copied.
+
+    python -m grader report OUT_DIR [--archive DIR] [--no-similarity]
+
+reads a batch's (or merge's) output folder (grader/gradebook.py) and writes
+``OUT_DIR/report.json`` (every figure: ``build``), ``OUT_DIR/report.html`` (one self-contained
+page: ``html.render``) and prints a short summary. It changes no grade: the similarity pairs are
+evidence for a person to look at. batch and merge run it at their end.
+
+- scores: the total's and each problem's distribution (stats.describe), the statuses (not
+  found, empty, ambiguous, crashed, and the students with tests not run) and whom they concern;
+- items: each graded test's difficulty, discrimination and flags (stats.item_analysis);
+- what to re-teach: the named mistakes (results.json ``extra_data.mistakes``) ranked by how many
+  students made them, the commonest failure messages of tests without one, the honest-work
+  violations (``extra_data.honest_work``) counted;
+- similarity: per problem module (similarity.similar), against the reference and an archive.
+"""
+
+import statistics
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from seam.problems import PROBLEMS
+from ..gradebook import CODE, PREVIOUS, REPEATS, RESULTS, _entries, read_json, write_bytes_atomically, write_json
+from ..report import per_problem
+from ..text import one_line
+from . import stats
+
+REPORT_JSON, REPORT_HTML = "report.json", "report.html"
+SHOWN = 10         # pairs the page shows side by side (report.json keeps their spans alone)
+
+
+def _not_run(t: dict) -> bool:
+    return t.get("extra_data", {}).get("outcome") == "not_run"
+
+
+def _message(t: dict) -> str:
+    """A failure's first line that says what was wrong (the test title line is the same for all)."""
+    lines = [ln.strip() for ln in t.get("output", "").splitlines() if ln.strip()]
+    return one_line(lines[0])[:160] if lines else "failed (no message)"
+
+
+def gather(out: Path) -> list[dict]:
+    """One record per counted upload: key, status, who, results (None unless graded), code."""
+    students = []
+    for key, record, results in _entries(out):
+        code_dir = Path(out) / "students" / key / CODE
+        code = {}
+        for p in PROBLEMS:
+            path = code_dir / f"{p}.py"
+            if path.is_file() and path.stat().st_size <= 1 << 20:
+                code[p] = path.read_text(errors="replace")
+        previous = None
+        try:
+            previous = read_json(Path(out) / "students" / key / PREVIOUS)
+        except (OSError, ValueError):
+            pass
+        repeats = []
+        for path in sorted(Path(out).glob(f"{REPEATS}/*/{key}/{RESULTS}")):
+            try:
+                repeats.append(read_json(path))
+            except (OSError, ValueError):
+                continue
+        students.append({"key": key, "status": record.get("status", "?"), "results": results, "code": code,
+                         "repeats": repeats,
+                         "who": [s.get("name") or s.get("sid") or key for s in record.get("students") or []],
+                         "previous": previous})
+    return students
+
+
+def build(students: list[dict], similarity: dict | None = None) -> dict:
+    """Every figure of the report, from ``gather``'s records (pure: tests build it by hand)."""
+    graded = [s for s in students if s["results"] is not None]
+    statuses: dict[str, list[str]] = defaultdict(list)
+    for s in students:
+        if s["status"] != "graded":
+            statuses[s["status"]].append(s["key"])
+        elif any(_not_run(t) for t in s["results"]["tests"]):
+            statuses["not run"].append(s["key"])
+    totals = {s["key"]: float(s["results"]["score"]) for s in graded}
+    possible = max((sum(t["max_score"] for t in s["results"]["tests"] if not _not_run(t)) for s in graded), default=0.0)
+    problems = []
+    for p in PROBLEMS:
+        rows = {s["key"]: row for s in graded for row in per_problem(s["results"]) if row["problem"] == p and row["max"]}
+        if rows:
+            most = max(r["max"] for r in rows.values())
+            problems.append({"problem": p, **stats.describe([r["score"] for r in rows.values()], most)})
+    # items: every graded test, by number
+    outcomes: dict[str, dict[str, bool]] = defaultdict(dict)
+    info: dict[str, dict] = {}
+    messages: dict[str, Counter] = defaultdict(Counter)
+    mistakes: dict[str, dict] = {}
+    for s in graded:
+        for t in s["results"]["tests"]:
+            number = t["number"]
+            info.setdefault(number, {"number": number, "name": t["name"], "problem": (t.get("tags") or ["?"])[0],
+                                     "points": t["max_score"]})
+            if _not_run(t):
+                continue
+            passed = t["status"] == "passed"
+            outcomes[number][s["key"]] = passed
+            if passed:
+                continue
+            named = t.get("extra_data", {}).get("mistakes") or []
+            for m in named:
+                entry = mistakes.setdefault(m["name"], {"name": m["name"], "handout": m["handout"],
+                                                         "students": set(), "tests": set()})
+                entry["students"].add(s["key"])
+                entry["tests"].add(number)
+            if not named:
+                messages[number][_message(t)] += 1
+    by_problem = {p: {s["key"]: row["score"] for s in graded for row in per_problem(s["results"])
+                      if row["problem"] == p} for p in PROBLEMS}
+    analysis = stats.item_analysis(outcomes, {n: info[n]["points"] for n in outcomes}, totals, by_problem,
+                                   {n: info[n]["problem"] for n in outcomes})
+    items = sorted(({**info[n], **a} for n, a in analysis.items()),
+                   key=lambda i: [int(x) for x in i["number"].split(".")])
+    honest: Counter = Counter()
+    for s in graded:
+        for function, used in (s["results"].get("extra_data", {}).get("honest_work") or {}).items():
+            honest[function, used] += 1
+    return {
+        "students": len(students), "graded": len(graded), "possible": possible,
+        "total": stats.describe(list(totals.values()), possible),
+        "problems": problems,
+        "statuses": {k: sorted(v) for k, v in sorted(statuses.items())},
+        "items": items,
+        "doubt": [i for i in items if i["flags"]],
+        "mistakes": sorted(({**m, "students": len(m["students"]), "tests": sorted(m["tests"])}
+                            for m in mistakes.values()), key=lambda m: (-m["students"], m["name"])),
+        "messages": [{"number": n, "name": info[n]["name"], "message": msg, "students": k}
+                     for n, counter in sorted(messages.items()) for msg, k in counter.most_common(3)],
+        "honest_work": [{"function": f, "used": u, "students": k}
+                        for (f, u), k in sorted(honest.items(), key=lambda kv: (-kv[1], kv[0]))],
+        "regrades": regrades(students),
+        "flaky": flaky(students),
+        "similarity": similarity,
+    }
+
+
+def flaky(students: list[dict]) -> list[dict]:
+    """Tests whose outcome differed between gradings of the same upload (`batch --repeat K`)."""
+    seen: dict[str, dict] = {}
+    for s in students:
+        runs = [r for r in [s["results"], *s.get("repeats", [])] if r]
+        if len(runs) < 2:
+            continue
+        by_number: dict[str, set] = defaultdict(set)
+        names = {}
+        for r in runs:
+            for t in r["tests"]:
+                by_number[t["number"]].add(t["status"])
+                names[t["number"]] = t["name"]
+        for number, outcomes in by_number.items():
+            if len(outcomes) > 1:
+                seen.setdefault(number, {"number": number, "name": names[number], "students": []})["students"].append(s["key"])
+    return sorted(seen.values(), key=lambda f: [int(x) for x in f["number"].split(".")])
+
+
+def regrades(students: list[dict]) -> list[dict]:
+    """Every regraded student whose total changed or a test flipped: by how much, which tests."""
+    out = []
+    for s in students:
+        before = (s.get("previous") or {}).get("results")
+        if before is None:
+            continue
+        after = s["results"] or {"score": 0.0, "tests": []}
+        old = {t["number"]: t for t in before.get("tests", [])}
+        flipped = [{"number": n, "name": t["name"], "before": old[n]["status"] if n in old else "absent",
+                    "after": t["status"]}
+                   for n, t in sorted(((t["number"], t) for t in after["tests"]),
+                                      key=lambda kv: [int(x) for x in kv[0].split(".")])
+                   if n not in old or old[n]["status"] != t["status"]]
+        delta = float(after["score"]) - float(before.get("score", 0.0))
+        if flipped or delta:
+            out.append({"student": s["key"], "why": s["previous"].get("why", ""), "before": before.get("score"),
+                        "after": after["score"], "delta": delta, "flipped": flipped})
+    return sorted(out, key=lambda r: (-abs(r["delta"]), r["student"]))
+
+
+def similarity_of(students: list[dict], archive: Path | None = None) -> dict:
+    """Every problem module's flagged pairs (similarity.similar), against each other, the
+    reference and the ``archive`` folder's modules (any <problem>.py below it); the stub's given
+    code left out."""
+    from ..paths import REFERENCE, ROOT
+    from .similarity import THRESHOLD, read_modules, similar
+    problems = {}
+    for p in PROBLEMS:
+        theirs = {s["key"]: s["code"][p] for s in students if p in s["code"]}
+        if not theirs:
+            continue
+        known = {}
+        for path in sorted(Path(archive).rglob(f"{p}.py")) if archive is not None else ():
+            text = read_modules(path.parent, p)
+            if text is not None:
+                known[str(path.relative_to(archive))] = text
+        problems[p] = similar(p, theirs, read_modules(ROOT / "student_stubs", p) or "",
+                              read_modules(REFERENCE, p), known)
+    pairs = sorted((pair for r in problems.values() for pair in r["pairs"]),
+                   key=lambda x: (-x["score"], x["problem"], x["a"], x["b"]))
+    for pair in pairs[SHOWN:]:  # the matching spans of the pairs the page shows side by side only
+        pair.pop("a_spans"), pair.pop("b_spans")
+    return {"threshold": THRESHOLD, "pairs": pairs,
+            "compared": sum(r["compared"] for r in problems.values()),
+            "candidates": sum(r["candidates"] for r in problems.values())}
+
+
+def summary(report: dict) -> list[str]:
+    """A few lines for the terminal."""
+    t = report["total"]
+    lines = [f"class report: {report['students']} upload(s), {report['graded']} graded"]
+    if t.get("n"):
+        lines.append(f"total: mean {t['mean']:.1f} / {t['max_possible']:g}, median {t['median']:g}, "
+                     f"quartiles {t['q1']:g}-{t['q3']:g}, {t['full']} at full marks, {t['zero']} at 0")
+    for status, keys in report["statuses"].items():
+        lines.append(f"{status}: {len(keys)} ({', '.join(keys[:5])}{', ...' if len(keys) > 5 else ''})")
+    for i in report["doubt"][:5]:
+        lines.append(f"doubt {i['number']} {i['name']}: {'; '.join(i['flags'])}")
+    for m in report["mistakes"][:3]:
+        lines.append(f"mistake made by {m['students']}: {m['name']} ({m['handout']})")
+    if report["flaky"]:
+        lines.append(f"flaky: {len(report['flaky'])} test(s) changed outcome between repeated gradings, e.g. "
+                     f"{report['flaky'][0]['number']} {report['flaky'][0]['name']}")
+    if report["regrades"]:
+        lines.append(f"regraded: {len(report['regrades'])} student(s) changed, e.g. {report['regrades'][0]['student']} "
+                     f"{report['regrades'][0]['delta']:+g}")
+    if report["similarity"] is not None:
+        pairs = report["similarity"]["pairs"]
+        lines.append(f"similar code: {len(pairs)} pair(s) at or above {report['similarity']['threshold']:g}"
+                     + (f", e.g. {pairs[0]['problem']}: {pairs[0]['a']} ~ {pairs[0]['b']} ({pairs[0]['score']:.2f})"
+                        if pairs else ""))
+    return lines
+
+
+def write(out: Path, archive: Path | None = None, with_similarity: bool = True) -> list[str]:
+    """report.json and report.html in ``out``; returns the summary lines."""
+    from .html import render
+    students = gather(out)
+    try:
+        import copydetect  # noqa: F401 (the similarity pass's library: the `report` extra)
+    except ImportError:
+        with_similarity, missing = False, ["similar code: not compared (copydetect is not installed: "
+                                           "python -m pip install -e '.[report]')"]
+    else:
+        missing = []
+    report = build(students, similarity_of(students, archive) if with_similarity else None)
+    write_json(Path(out) / REPORT_JSON, report)
+    from ..paths import REFERENCE
+    code = {s["key"]: s["code"] for s in students} | {
+        "reference": {p: (REFERENCE / f"{p}.py").read_text() for p in PROBLEMS}}
+    write_bytes_atomically(Path(out) / REPORT_HTML, render(report, code).encode())
+    return summary(report) + missing + [f"wrote {Path(out) / REPORT_HTML} and {REPORT_JSON}"]

@@ -1,0 +1,165 @@
+"""report.html: one self-contained page (no network, no script: it opens from disk anywhere).
+
+Plots are inline SVG drawn here; every text that could come from a submission (keys, names,
+messages, code) goes through ``esc`` (html.escape, quotes included), so an upload can add no
+markup, and the page carries no <script> at all.
+"""
+
+from html import escape
+
+STYLE = """
+body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
+h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;
+vertical-align:top}th{background:#f4f4f4}.num{text-align:right}.flag{color:#a40000}
+.grid{display:flex;flex-wrap:wrap;gap:16px}.card{border:1px solid #ddd;padding:8px;border-radius:4px}
+pre{font:12px/1.3 monospace;background:#fafafa;border:1px solid #eee;padding:6px;max-height:360px;
+overflow:auto;white-space:pre-wrap;margin:0}mark{background:#ffe08a}.pair{display:flex;gap:8px}
+.pair>div{flex:1;min-width:0}small{color:#666}
+"""
+
+
+def esc(text) -> str:
+    return escape(str(text), quote=True)
+
+
+def _fmt(x) -> str:
+    if x is None:
+        return "–"
+    return f"{x:.2f}" if isinstance(x, float) and x != int(x) else f"{x:g}" if isinstance(x, float) else esc(x)
+
+
+def histogram_svg(hist: dict, title: str, width: int = 260, height: int = 120) -> str:
+    counts, edges = hist["counts"], hist["edges"]
+    top = max(counts) or 1
+    bar = (width - 30) / len(counts)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 34}" role="img" '
+             f'aria-label="{esc(title)}"><text x="4" y="12" font-size="12">{esc(title)}</text>']
+    for i, c in enumerate(counts):
+        h = (height - 20) * c / top
+        x, y = 24 + i * bar, 18 + (height - 20) - h
+        parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar - 2:.1f}" height="{h:.1f}" fill="#4a78c2">'
+                     f'<title>{_fmt(edges[i])}–{_fmt(edges[i + 1])}: {c}</title></rect>')
+        if c:
+            parts.append(f'<text x="{x + bar / 2 - 4:.1f}" y="{y - 2:.1f}" font-size="10">{c}</text>')
+    parts.append(f'<line x1="22" y1="{height - 2}" x2="{width - 4}" y2="{height - 2}" stroke="#888"/>')
+    parts.append(f'<text x="20" y="{height + 12}" font-size="10">0</text>'
+                 f'<text x="{width - 30}" y="{height + 12}" font-size="10">{_fmt(edges[-1])}</text></svg>')
+    return "".join(parts)
+
+
+def _table(header: list[str], rows: list[list], classes: list[str] | None = None) -> str:
+    classes = classes or [""] * len(header)
+    head = "".join(f"<th>{esc(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f'<td class="{c}">{cell}</td>' for c, cell in zip(classes, row)) + "</tr>"
+                   for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _describe_row(name: str, d: dict) -> list:
+    return [esc(name), _fmt(d["mean"]), _fmt(d["median"]), f"{_fmt(d['q1'])}–{_fmt(d['q3'])}",
+            _fmt(d["max_possible"]), str(d["full"]), str(d["zero"])]
+
+
+def _marked(text: str, spans: list[list[int]]) -> str:
+    out, at = [], 0
+    for a, b in sorted(spans):
+        if a < at:
+            a = at
+        if b <= a:
+            continue
+        out.append(esc(text[at:a]) + "<mark>" + esc(text[a:b]) + "</mark>")
+        at = b
+    out.append(esc(text[at:]))
+    return "".join(out)
+
+
+def render(report: dict, code: dict[str, dict[str, str]]) -> str:
+    """The page, from ``build``'s report and each student's graded modules (key -> problem -> text)."""
+    t = report["total"]
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>Class report</title>"
+             f"<style>{STYLE}</style></head><body><h1>Class report</h1>",
+             f"<p>{report['students']} upload(s), {report['graded']} graded, out of {_fmt(report['possible'])} points."
+             f" <small>Nothing here changes a grade; the similarity pairs are evidence for a person.</small></p>"]
+    parts.append("<h2>Scores</h2>")
+    if t.get("n"):
+        rows = [_describe_row("total", t)] + [_describe_row(p["problem"], p) for p in report["problems"] if p.get("n")]
+        parts.append(_table(["", "mean", "median", "quartiles", "out of", "full marks", "at 0"], rows,
+                            ["", "num", "num", "num", "num", "num", "num"]))
+        plots = [histogram_svg(t["histogram"], "total")] + [
+            histogram_svg(p["histogram"], p["problem"], 200, 90) for p in report["problems"] if p.get("n")]
+        parts.append('<div class="grid">' + "".join(f'<div class="card">{svg}</div>' for svg in plots) + "</div>")
+    if report["statuses"]:
+        parts.append("<h3>Statuses</h3>" + _table(["status", "students", "who"], [
+            [esc(k), str(len(v)), esc(", ".join(v))] for k, v in report["statuses"].items()]))
+    parts.append("<h2>Tests to doubt</h2>")
+    severe = [i for i in report["doubt"] if any(not f.startswith("the same outcome") for f in i["flags"])]
+    if severe:
+        parts.append(_table(["test", "problem", "pass rate", "discrimination", "within its problem", "why"], [
+            [esc(f"{i['number']} {i['name']}"), esc(i["problem"]), _fmt(i["pass_rate"]), _fmt(i["discrimination"]),
+             _fmt(i.get("within")), f'<span class="flag">{esc("; ".join(f for f in i["flags"] if not f.startswith("the same")))}'
+             f'</span>'] for i in severe]))
+    else:
+        parts.append("<p>None that nobody passes or that the better students fail more.</p>")
+    groups: dict[str, list[str]] = {}
+    for i in report["items"]:
+        if i.get("same_as"):
+            groups.setdefault(i["same_as"], [i["same_as"]]).append(i["number"])
+    if groups:
+        names = {i["number"]: i["name"] for i in report["items"]}
+        parts.append("<h3>Tests with the same outcome for every student</h3><p><small>In this class each "
+                     "group adds one test's information: one may be redundant, or they share one cause.</small></p>")
+        parts.append(_table(["tests", "first of them"], [
+            [esc(" = ".join(g)), esc(names[first])] for first, g in groups.items()]))
+    parts.append("<h2>What to re-teach</h2><h3>Named mistakes</h3>")
+    parts.append(_table(["mistake", "students", "tests", "handout"], [
+        [esc(m["name"]), str(m["students"]), esc(", ".join(m["tests"])), esc(m["handout"])]
+        for m in report["mistakes"]], ["", "num", "", ""]) if report["mistakes"] else "<p>None made.</p>")
+    parts.append("<h3>Common failures without a named mistake</h3>")
+    top = sorted(report["messages"], key=lambda m: -m["students"])[:15]
+    parts.append(_table(["test", "message", "students"], [
+        [esc(f"{m['number']} {m['name']}"), esc(m["message"]), str(m["students"])] for m in top],
+        ["", "", "num"]) if top else "<p>None.</p>")
+    parts.append("<h3>Honest-work violations</h3>")
+    parts.append(_table(["function", "used", "students"], [
+        [esc(h["function"]), esc(h["used"]), str(h["students"])] for h in report["honest_work"]], ["", "", "num"])
+        if report["honest_work"] else "<p>None.</p>")
+    parts.append("<h2>Item analysis</h2><p><small>pass rate: the share of students who passed (of those it ran for);"
+                 " discrimination: the corrected point-biserial correlation of the test with the rest of the total"
+                 " (and, within its problem, with the rest of that problem's score)."
+                 "</small></p>")
+    parts.append(_table(["test", "points", "n", "pass rate", "discrimination", "within its problem"], [
+        [esc(f"{i['number']} {i['name']}"), _fmt(i["points"]), str(i["n"]), _fmt(i["pass_rate"]),
+         _fmt(i["discrimination"]), _fmt(i.get("within"))] for i in report["items"]],
+        ["", "num", "num", "num", "num", "num"]))
+    if report.get("flaky"):
+        parts.append("<h2>Flaky tests</h2>" + _table(["test", "students whose gradings disagreed"], [
+            [esc(f"{f['number']} {f['name']}"), esc(", ".join(f["students"]))] for f in report["flaky"]]))
+    if report.get("regrades"):
+        parts.append("<h2>What the regrade changed</h2>" + _table(["student", "why", "before", "after", "change",
+                                                                   "tests flipped"], [
+            [esc(r["student"]), esc(r["why"]), _fmt(r["before"]), _fmt(r["after"]), f"{r['delta']:+g}",
+             esc(", ".join(f"{f['number']} {f['before']}→{f['after']}" for f in r["flipped"]))]
+            for r in report["regrades"]]))
+    sim = report.get("similarity")
+    parts.append("<h2>Similar code</h2>")
+    if sim is None:
+        parts.append("<p>Not run.</p>")
+    else:
+        parts.append(f"<p>{len(sim['pairs'])} pair(s) with both files at least {sim['threshold']:g} covered by the "
+                     f"match ({sim['compared']} comparisons after the pre-filter).</p>")
+        parts.append(_table(["problem", "a", "b", "score", "a covered", "b covered"], [
+            [esc(p["problem"]), esc(p["a"]), esc(p["b"]), _fmt(p["score"]), _fmt(p["a_share"]), _fmt(p["b_share"])]
+            for p in sim["pairs"][:50]], ["", "", "", "num", "num", "num"]))
+        for p in sim["pairs"]:
+            if "a_spans" not in p:
+                break
+            left = code.get(p["a"], {}).get(p["problem"])
+            right = code.get(p["b"], {}).get(p["problem"])
+            if left is None or right is None:
+                continue
+            parts.append(f"<h3>{esc(p['problem'])}: {esc(p['a'])} ~ {esc(p['b'])} ({_fmt(p['score'])})</h3>"
+                         f'<div class="pair"><div><pre>{_marked(left, p["a_spans"])}</pre></div>'
+                         f'<div><pre>{_marked(right, p["b_spans"])}</pre></div></div>')
+    parts.append("</body></html>")
+    return "\n".join(parts)
