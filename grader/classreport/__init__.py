@@ -248,5 +248,8 @@ def write(out: Path, archive: Path | None = None, with_similarity: bool = True) 
     from ..paths import REFERENCE
     code = {s["key"]: s["code"] for s in students} | {
         "reference": {p: (REFERENCE / f"{p}.py").read_text() for p in PROBLEMS}}
+    for p in PROBLEMS:  # the archive's files, named as similarity_of names them
+        for path in sorted(Path(archive).rglob(f"{p}.py")) if archive is not None else ():
+            code.setdefault(f"archive: {path.relative_to(archive)}", {})[p] = path.read_text(errors="replace")
     write_bytes_atomically(Path(out) / REPORT_HTML, render(report, code).encode())
     return summary(report) + missing + [f"wrote {Path(out) / REPORT_HTML} and {REPORT_JSON}"]

@@ -244,8 +244,14 @@ def test_shards_merge_into_the_unsharded_gradebook_byte_for_byte(graded, sharded
     assert set().union(*keys) == set(EXPECTED_STATUS)
     assert sum(map(len, keys)) == len(EXPECTED_STATUS)                     # disjoint
     merged = tmp_path / "merged"
-    run("merge", *shards, "--out", merged, check=0)
+    proc = run("merge", *shards, "--out", merged, check=0)
     assert (merged / "gradebook.csv").read_bytes() == (out / "gradebook.csv").read_bytes()
+    # the class report of the merge is the unsharded batch's: the same figures, the code kept
+    assert "class report:" in proc.stderr and "report failed" not in proc.stderr
+    whole, joined = read_json(out / "report.json"), read_json(merged / "report.json")
+    assert (joined["total"], joined["items"], joined["statuses"]) == (whole["total"], whole["items"], whole["statuses"])
+    assert (merged / "students" / "submission_1001" / "code" / f"{PROBLEM}.py").read_text() == \
+        (out / "students" / "submission_1001" / "code" / f"{PROBLEM}.py").read_text()
 
 
 def test_merge_conflicts_are_errors(graded, tmp_path):

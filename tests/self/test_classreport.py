@@ -206,3 +206,25 @@ def test_flaky_tests_and_what_a_regrade_changed():
     assert report["regrades"] == [{"student": "a", "why": "changed upload", "before": 1.0, "after": 2.0,
                                    "delta": 1.0, "flipped": [{"number": "3.2", "name": "flops: test 2",
                                                               "before": "failed", "after": "passed"}]}]
+
+
+def test_an_archived_solution_is_compared_and_shown_beside_the_copy(tmp_path):
+    """--archive: last term's solution (an alternative) is found in this term's disguised copy of it."""
+    from grader.classreport import write
+    from tests.self.alternatives import all_alternatives
+    _, how, path = next(a for a in all_alternatives() if a[0] == "optim")
+    archive = tmp_path / "archive" / "2025-fall" / "carol"
+    archive.mkdir(parents=True)
+    (archive / "optim.py").write_text(path.read_text())
+    pool = [Variant("optim", f"alt:{how}", path.read_text(), f"alt:{how}"),
+            Variant("optim", "reference", (ROOT / "reference" / "optim.py").read_text(), "reference")]
+    cls = make_class(2, pool=pool, copy_rate=0.0)
+    copier = next(s.key for s in cls if s.modules["optim"].label.startswith("alt:"))
+    out = write_batch(tmp_path / "out", cls, {(v.problem, v.label): _tests_for("optim", [True]) for v in pool})
+    write(out, tmp_path / "archive")
+    report = json.loads((out / "report.json").read_text())
+    against = {(p["a"], p["b"]) for p in report["similarity"]["pairs"]}
+    assert (copier, "archive: 2025-fall/carol/optim.py") in against, against
+    assert all(b != "archive: 2025-fall/carol/optim.py" for a, b in against if a != copier)
+    page = (out / "report.html").read_text()
+    assert "archive: 2025-fall/carol/optim.py" in page and "<mark>" in page
