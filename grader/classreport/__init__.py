@@ -21,10 +21,11 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from seam.problems import PROBLEMS
-from ..gradebook import CODE, PREVIOUS, REPEATS, RESULTS, _entries, read_json, write_bytes_atomically, write_json
+from ..gradebook import CODE, PREVIOUS, REPEATS, RESULTS, STUDENT, _entries, read_json, write_bytes_atomically, write_json
 from ..report import per_problem
 from ..text import one_line
 from . import stats
+from .similarity import ARCHIVE_NAME, REFERENCE_NAME
 
 REPORT_JSON, REPORT_HTML = "report.json", "report.html"
 SHOWN = 10         # pairs the page shows side by side (report.json keeps their spans alone)
@@ -55,10 +56,11 @@ def gather(out: Path) -> list[dict]:
             previous = read_json(Path(out) / "students" / key / PREVIOUS)
         except (OSError, ValueError):
             pass
-        repeats = []
-        for path in sorted(Path(out).glob(f"{REPEATS}/*/{key}/{RESULTS}")):
+        repeats = []  # (the key is a folder's name, never a pattern; a repeat of another upload is not one)
+        for run in sorted(p for p in (Path(out) / REPEATS).iterdir() if p.is_dir()) if (Path(out) / REPEATS).is_dir() else ():
             try:
-                repeats.append(read_json(path))
+                if read_json(run / key / STUDENT).get("upload") == record.get("upload"):
+                    repeats.append(read_json(run / key / RESULTS))
             except (OSError, ValueError):
                 continue
         students.append({"key": key, "status": record.get("status", "?"), "results": results, "code": code,
@@ -165,13 +167,17 @@ def regrades(students: list[dict]) -> list[dict]:
         if before is None:
             continue
         after = s["results"] or {"score": 0.0, "tests": []}
-        old = {t["number"]: t for t in before.get("tests", [])}
-        flipped = [{"number": n, "name": t["name"], "before": old[n]["status"] if n in old else "absent",
-                    "after": t["status"]}
-                   for n, t in sorted(((t["number"], t) for t in after["tests"]),
-                                      key=lambda kv: [int(x) for x in kv[0].split(".")])
-                   if n not in old or old[n]["status"] != t["status"]]
-        delta = float(after["score"]) - float(before.get("score", 0.0))
+        # only the tests that ran both times (a merge joins passes: a GPU test the CPU pass could
+        # not run did not flip); the change is counted over them
+        old = {t["number"]: t for t in before.get("tests", []) if not _not_run(t)}
+        new = {t["number"]: t for t in after["tests"] if not _not_run(t)}
+        both = sorted(set(old) & set(new), key=lambda n: [int(x) for x in n.split(".")])
+        flipped = [{"number": n, "name": new[n]["name"], "before": old[n]["status"], "after": new[n]["status"]}
+                   for n in both if old[n]["status"] != new[n]["status"]]
+        flipped += [{"number": n, "name": old[n]["name"], "before": old[n]["status"], "after": "absent"}
+                    for n in sorted(set(old) - set(new), key=lambda n: [int(x) for x in n.split(".")])]
+        delta = sum(float(new[n]["score"]) - float(old[n]["score"]) for n in both) - sum(
+            float(old[n]["score"]) for n in set(old) - set(new))
         if flipped or delta:
             out.append({"student": s["key"], "why": s["previous"].get("why", ""), "before": before.get("score"),
                         "after": after["score"], "delta": delta, "flipped": flipped})
@@ -213,7 +219,7 @@ def summary(report: dict) -> list[str]:
         lines.append(f"total: mean {t['mean']:.1f} / {t['max_possible']:g}, median {t['median']:g}, "
                      f"quartiles {t['q1']:g}-{t['q3']:g}, {t['full']} at full marks, {t['zero']} at 0")
     for status, keys in report["statuses"].items():
-        lines.append(f"{status}: {len(keys)} ({', '.join(keys[:5])}{', ...' if len(keys) > 5 else ''})")
+        lines.append(f"{status}: {len(keys)} ({', '.join(map(one_line, keys[:5]))}{', ...' if len(keys) > 5 else ''})")
     for i in report["doubt"][:5]:
         lines.append(f"doubt {i['number']} {i['name']}: {'; '.join(i['flags'])}")
     for m in report["mistakes"][:3]:
@@ -222,12 +228,13 @@ def summary(report: dict) -> list[str]:
         lines.append(f"flaky: {len(report['flaky'])} test(s) changed outcome between repeated gradings, e.g. "
                      f"{report['flaky'][0]['number']} {report['flaky'][0]['name']}")
     if report["regrades"]:
-        lines.append(f"regraded: {len(report['regrades'])} student(s) changed, e.g. {report['regrades'][0]['student']} "
+        lines.append(f"regraded: {len(report['regrades'])} student(s) changed, e.g. {one_line(report['regrades'][0]['student'])} "
                      f"{report['regrades'][0]['delta']:+g}")
     if report["similarity"] is not None:
         pairs = report["similarity"]["pairs"]
         lines.append(f"similar code: {len(pairs)} pair(s) at or above {report['similarity']['threshold']:g}"
-                     + (f", e.g. {pairs[0]['problem']}: {pairs[0]['a']} ~ {pairs[0]['b']} ({pairs[0]['score']:.2f})"
+                     + (f", e.g. {pairs[0]['problem']}: {one_line(pairs[0]['a'])} ~ {one_line(pairs[0]['b'])} "
+                        f"({pairs[0]['score']:.2f})"
                         if pairs else ""))
     return lines
 
@@ -247,9 +254,9 @@ def write(out: Path, archive: Path | None = None, with_similarity: bool = True) 
     write_json(Path(out) / REPORT_JSON, report)
     from ..paths import REFERENCE
     code = {s["key"]: s["code"] for s in students} | {
-        "reference": {p: (REFERENCE / f"{p}.py").read_text() for p in PROBLEMS}}
+        REFERENCE_NAME: {p: (REFERENCE / f"{p}.py").read_text() for p in PROBLEMS}}
     for p in PROBLEMS:  # the archive's files, named as similarity_of names them
         for path in sorted(Path(archive).rglob(f"{p}.py")) if archive is not None else ():
-            code.setdefault(f"archive: {path.relative_to(archive)}", {})[p] = path.read_text(errors="replace")
-    write_bytes_atomically(Path(out) / REPORT_HTML, render(report, code).encode())
+            code.setdefault(f"{ARCHIVE_NAME}{path.relative_to(archive)}", {})[p] = path.read_text(errors="replace")
+    write_bytes_atomically(Path(out) / REPORT_HTML, render(report, code).encode(errors="backslashreplace"))
     return summary(report) + missing + [f"wrote {Path(out) / REPORT_HTML} and {REPORT_JSON}"]

@@ -7,6 +7,8 @@ markup, and the page carries no <script> at all.
 
 from html import escape
 
+from ..text import clean, one_line
+
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
 h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ccc}
@@ -20,7 +22,13 @@ overflow:auto;white-space:pre-wrap;margin:0}mark{background:#ffe08a}.pair{displa
 
 
 def esc(text) -> str:
-    return escape(str(text), quote=True)
+    """A name or a line: controls, bidi overrides and lone surrogates gone (text.one_line), escaped."""
+    return escape(one_line(text), quote=True)
+
+
+def esc_code(text: str) -> str:
+    """Code in a pane: its lines kept; controls and bidi overrides gone (text.clean), escaped."""
+    return escape(clean(text), quote=True)
 
 
 def _fmt(x) -> str:
@@ -68,9 +76,9 @@ def _marked(text: str, spans: list[list[int]]) -> str:
             a = at
         if b <= a:
             continue
-        out.append(esc(text[at:a]) + "<mark>" + esc(text[a:b]) + "</mark>")
+        out.append(esc_code(text[at:a]) + "<mark>" + esc_code(text[a:b]) + "</mark>")
         at = b
-    out.append(esc(text[at:]))
+    out.append(esc_code(text[at:]))
     return "".join(out)
 
 

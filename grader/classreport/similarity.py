@@ -32,6 +32,9 @@ from pathlib import Path
 from copydetect import CodeFingerprint, compare_files
 from copydetect.utils import get_token_coverage
 
+# what the known texts are called in a pair: a "/" no student's key (a folder's name) can hold
+REFERENCE_NAME, ARCHIVE_NAME = "/reference", "/archive/"
+MIN_CLASS = 20       # below this many, no fingerprint is an idiom (a copy ring would be most of the class)
 K, WINDOW = 25, 4    # copydetect's noise threshold (k) and winnowing window (its guarantee k + w - 1)
 THRESHOLD = 0.5      # both files at least this covered by the match: flagged
 PREFILTER = 0.25     # candidate pairs share at least this share of the smaller file's fingerprints
@@ -41,7 +44,7 @@ MIN_TOKENS = 60      # a module this short (after filtering) says too little to 
 
 @dataclasses.dataclass
 class Code:
-    who: str             # a student's key, or "reference" / "archive: <name>"
+    who: str             # a student's key, or REFERENCE_NAME / ARCHIVE_NAME + a path
     problem: str
     text: str
     print_: CodeFingerprint | None = None
@@ -101,7 +104,7 @@ def candidates(codes: list[Code]) -> list[tuple[int, int]]:
     for i, c in enumerate(codes):
         for h in c.print_.hashes:
             holders.setdefault(h, []).append(i)
-    common = max(2, int(COMMON * len(codes)))
+    common = max(2, int(COMMON * len(codes))) if len(codes) >= MIN_CLASS else len(codes)
     shared: Counter = Counter()
     for members in holders.values():
         if len(members) > common:
@@ -124,7 +127,8 @@ def similar(problem: str, students: dict[str, str], stub: str, reference: str | 
     Returns {"pairs": [...flagged, best first], "compared": n, "candidates": n}."""
     jobs = jobs or min(4, os.cpu_count() or 1)
     stub_hashes = list(fingerprint(stub).hashes) if stub else None
-    known = ({"reference": reference} if reference else {}) | {f"archive: {k}": v for k, v in (archive or {}).items()}
+    known = ({REFERENCE_NAME: reference} if reference else {}) | {f"{ARCHIVE_NAME}{k}": v
+                                                                    for k, v in (archive or {}).items()}
     keys = sorted(students)
     prints = fingerprints([students[k] for k in keys] + list(known.values()), stub_hashes, jobs)
     theirs = [Code(k, problem, students[k], fp) for k, fp in zip(keys, prints)]

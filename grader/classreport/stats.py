@@ -44,7 +44,7 @@ def histogram(values: list[float], maximum: float, bins: int = BINS) -> dict:
     edges = [maximum * i / bins for i in range(bins + 1)]
     counts = [0] * bins
     for v in values:
-        i = min(int(v / maximum * bins), bins - 1) if maximum > 0 else 0
+        i = min(int(v * bins / maximum + 1e-9), bins - 1) if maximum > 0 else 0  # (an edge in its own bin)
         counts[max(i, 0)] += 1
     return {"edges": edges, "counts": counts}
 

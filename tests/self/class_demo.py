@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from grader.classreport import REPORT_HTML, REPORT_JSON, write
+from grader.classreport.similarity import REFERENCE_NAME
 from tests.self.browser import screenshot
 from tests.self.synthetic_class import grade_variants, make_class, variants, write_batch
 
@@ -62,8 +63,8 @@ def main() -> None:
     screenshot(out / REPORT_HTML, args.docs / "class-report.png", 1280, 3000)
     lineage = {(s.key, p): v.lineage for s in students for p, v in s.modules.items()}
     pairs = report["similarity"]["pairs"]
-    apart = [p for p in pairs if (p["b"] == "reference" and lineage[p["a"], p["problem"]] != "reference")
-             or (p["b"] != "reference" and lineage[p["a"], p["problem"]] != lineage[p["b"], p["problem"]])]
+    apart = [p for p in pairs if (p["b"] == REFERENCE_NAME and lineage[p["a"], p["problem"]] != "reference")
+             or (p["b"] != REFERENCE_NAME and lineage[p["a"], p["problem"]] != lineage[p["b"], p["problem"]])]
     copies = [(s.key, p, src) for s in students for p, src in s.copied_from.items()]
     flagged = {(p["problem"], frozenset((p["a"], p["b"]))) for p in pairs}
     found = [c for c in copies if (c[1], frozenset((c[0], c[2]))) in flagged]
@@ -78,7 +79,7 @@ def main() -> None:
           f"flagged: {len(found)} (a copy of a reference-lineage module is found against the reference instead).", "",
           "| problem | a | b | score | lineage of a | lineage of b |", "|---|---|---|---|---|---|"]
     for p in pairs:
-        b = "reference" if p["b"] == "reference" else lineage[p["b"], p["problem"]]
+        b = "reference" if p["b"] == REFERENCE_NAME else lineage[p["b"], p["problem"]]
         md.append(f"| {p['problem']} | {p['a']} | {p['b']} | {p['score']:.2f} | {lineage[p['a'], p['problem']]} | {b} |")
     md += ["", "## Tests to doubt", "",
            f"Test {wrong} was made wrong (correct flops modules fail it, named mistakes pass it): "

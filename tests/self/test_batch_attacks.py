@@ -120,7 +120,8 @@ def test_a_student_cannot_reach_a_classmate_in_the_same_batch(tmp_path):
         [t["output"][:200] for t in scores["a-thief"]["tests"]]
     assert scores["b-victim0"]["score"] == scores["c-victim1"]["score"] == full > 0
     assert {p: p.read_bytes() for p in klass.rglob("*.py")} == before, "an upload was modified"
-    assert sorted(p.name for p in out.iterdir()) == [".logs", "batch.json", "gradebook.csv", "students"]
+    assert sorted(p.name for p in out.iterdir()) == [".logs", "batch.json", "gradebook.csv", "report.html",
+                                                     "report.json", "students"]
     assert sorted(p.name for p in (out / "students").iterdir()) == ["a-thief", "b-victim0", "c-victim1"]
     for d in scores:
         assert json.loads((out / "students" / d / "results.json").read_text()) == scores[d]

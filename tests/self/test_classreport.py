@@ -11,6 +11,7 @@ import pytest
 
 from grader.classreport import build, similarity_of, stats
 from grader.classreport.html import render
+from grader.classreport.similarity import ARCHIVE_NAME, REFERENCE_NAME
 from grader.paths import ROOT
 from tests.self.synthetic_class import Variant, disguise, make_class, variants, write_batch
 
@@ -67,14 +68,14 @@ def test_disguised_copies_are_flagged_and_independent_alternatives_are_not(synth
     flagged = {(p["problem"], frozenset((p["a"], p["b"]))) for p in result["pairs"]}
     # every flagged pair shares a lineage (a copy) or is a copy of the reference
     for p in result["pairs"]:
-        b = "reference" if p["b"] == "reference" else lineage[p["b"], p["problem"]]
+        b = "reference" if p["b"] == REFERENCE_NAME else lineage[p["b"], p["problem"]]
         assert b == lineage[p["a"], p["problem"]], f"flagged apart from lineage: {p['problem']} {p['a']} ~ {p['b']}"
     copies = [(s.key, p, src) for s in synthetic for p, src in s.copied_from.items()
               if lineage[s.key, p] != "reference"]
     assert copies, "the class has no copy of an alternative"
     for key, p, src in copies:  # renamed, reordered, reformatted: still found
         assert (p, frozenset((key, src))) in flagged, f"{p}: {key} copied {src}, not flagged"
-    on_reference = {(p["problem"], p["a"]) for p in result["pairs"] if p["b"] == "reference"}
+    on_reference = {(p["problem"], p["a"]) for p in result["pairs"] if p["b"] == REFERENCE_NAME}
     for s in synthetic:
         for p, v in s.modules.items():
             assert ((p, s.key) in on_reference) == (v.lineage == "reference"), (p, s.key, v.label)
@@ -136,9 +137,9 @@ def test_the_page_escapes_every_text_from_a_submission(tmp_path):
     student = {"key": evil, "status": "graded", "who": [evil], "code": {"flops": evil},
                "results": {"score": 1.0, "tests": tests}}
     report = build([student], {"threshold": 0.5, "compared": 1, "candidates": 0, "pairs": [
-        {"problem": "flops", "a": evil, "b": "reference", "score": 0.9, "a_share": 0.9, "b_share": 0.9,
+        {"problem": "flops", "a": evil, "b": REFERENCE_NAME, "score": 0.9, "a_share": 0.9, "b_share": 0.9,
          "a_spans": [[0, 8]], "b_spans": [[0, 3]]}]})
-    page = render(report, {evil: {"flops": evil}, "reference": {"flops": "x = 1"}})
+    page = render(report, {evil: {"flops": evil}, REFERENCE_NAME: {"flops": "x = 1"}})
     parser = _Tags()
     parser.feed(page)
     assert "script" not in parser.tags and "img" not in parser.tags
@@ -157,8 +158,8 @@ def test_report_command_on_a_batch_folder(tmp_path):
     assert "class report: 3 upload(s), 2 graded" in proc.stdout and "crashed: 1" in proc.stdout
     report = json.loads((out / "report.json").read_text())
     assert report["statuses"] == {"crashed": [cls[2].key]} and report["total"]["n"] == 2
-    assert {(p["a"], p["b"]) for p in report["similarity"]["pairs"]} == {(cls[0].key, "reference"),
-                                                                          (cls[1].key, "reference")}
+    assert {(p["a"], p["b"]) for p in report["similarity"]["pairs"]} == {(cls[0].key, REFERENCE_NAME),
+                                                                          (cls[1].key, REFERENCE_NAME)}
     assert (out / "report.html").read_text().startswith("<!doctype html>")
     missing = subprocess.run([sys.executable, "-m", "grader", "report", str(tmp_path / "nothing")], cwd=ROOT,
                              capture_output=True, text=True)
@@ -224,7 +225,52 @@ def test_an_archived_solution_is_compared_and_shown_beside_the_copy(tmp_path):
     write(out, tmp_path / "archive")
     report = json.loads((out / "report.json").read_text())
     against = {(p["a"], p["b"]) for p in report["similarity"]["pairs"]}
-    assert (copier, "archive: 2025-fall/carol/optim.py") in against, against
-    assert all(b != "archive: 2025-fall/carol/optim.py" for a, b in against if a != copier)
+    assert (copier, ARCHIVE_NAME + "2025-fall/carol/optim.py") in against, against
+    assert all(b != ARCHIVE_NAME + "2025-fall/carol/optim.py" for a, b in against if a != copier)
     page = (out / "report.html").read_text()
-    assert "archive: 2025-fall/carol/optim.py" in page and "<mark>" in page
+    assert ARCHIVE_NAME + "2025-fall/carol/optim.py" in page and "<mark>" in page
+
+
+def test_what_a_students_folder_name_can_do_to_the_report(tmp_path):
+    """The red team's keys (folder names are the student's): a byte that is no UTF-8, a terminal
+    escape, a right-to-left override spelling "reference", the name "reference" itself, a glob
+    pattern. The page is written, the terminal gets no escape, no student passes for the
+    reference, and "*" does not collect a classmate's repeat gradings."""
+    from grader.classreport import write
+    from grader.gradebook import REPEATS, write_json
+    stub_pool = [Variant("flops", "reference", (ROOT / "reference" / "flops.py").read_text(), "reference")]
+    keys = ["bad\udcff", "evil\x1b]52;c;cm0K\x07", "\u202eecnerefer", "reference", "*", "bob"]
+    cls = make_class(len(keys), pool=stub_pool, copy_rate=0.0)
+    for s, key in zip(cls, keys):
+        s.key = key
+    graded = {("flops", "reference"): _tests_for("flops", [True, False])}
+    out = write_batch(tmp_path / "out", cls, graded, statuses={keys[0]: "crashed", keys[1]: "crashed"})
+    bob = json.loads((out / "students" / "bob" / "student.json").read_text())
+    write_json(out / REPEATS / "2" / "bob" / "results.json",
+               {"score": 0.0, "tests": _tests_for("flops", [False, True])})
+    write_json(out / REPEATS / "2" / "bob" / "student.json", bob)
+    lines = write(out)
+    assert not any("\x1b" in line or "\u202e" in line for line in lines)
+    page = (out / "report.html").read_text()
+    assert "\u202e" not in page and "\\udcff" in page
+    report = json.loads((out / "report.json").read_text())
+    sides = {(p["a"], p["b"]) for p in report["similarity"]["pairs"]}
+    assert ("reference", REFERENCE_NAME) in sides and all(b != "reference" for _, b in sides)
+    assert report["flaky"] == [{"number": "3.1", "name": "flops: test 1", "students": ["bob"]},
+                               {"number": "3.2", "name": "flops: test 2", "students": ["bob"]}]
+    # a repeat left from an earlier upload of bob's is not his
+    write_json(out / REPEATS / "2" / "bob" / "student.json", {**bob, "upload": "an older upload"})
+    write(out)
+    assert json.loads((out / "report.json").read_text())["flaky"] == []
+
+
+def test_a_merged_pass_is_no_regrade():
+    """After a CPU and a GPU pass are merged, the previous results (one pass's) lack the other
+    pass's tests: only tests that ran both times count as flipped."""
+    before = _tests_for("flops", [True, True, False])
+    before[2]["extra_data"]["outcome"] = "not_run"
+    after = _tests_for("flops", [True, True, True])
+    students = [{"key": "a", "status": "graded", "who": [], "code": {}, "repeats": [],
+                 "results": {"score": 3.0, "tests": after},
+                 "previous": {"why": "other grader or tests", "results": {"score": 2.0, "tests": before}}}]
+    assert build(students)["regrades"] == []
