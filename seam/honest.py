@@ -253,7 +253,7 @@ class Honest:
 def _integrity() -> tuple:
     """The registry's rules and the identity of every function of the watch (and of the seam's
     classes): what a submission would have to change to switch the rules off."""
-    classes = [Honest, Watch, _FunctionWatch, _DispatchWatch]
+    classes = [Honest, Watch, _FunctionMode, _DispatchMode]
     callee = sys.modules.get("seam.callee")
     if callee is not None:
         classes.append(callee.Callee)
@@ -317,10 +317,11 @@ class Watch:
         self._stack = []
         self.base = sys._getframe(1)  # the seam's frame that runs the request
         if self.lazy:  # tripwires: the first torch op, from Python or (under DisableTorchFunction) ATen
-            self._stack = [_Tripwire(self), _DispatchTripwire(self)]
+            self._stack = [_FunctionMode(self.tripped), _DispatchMode(self.tripped)]
         elif self.modes:  # casts: the dispatch mode sees every ATen op, also from C++ (one mode is
             # enough, and each costs a Python call per op); einops: what torch computes from its results
-            self._stack = [_FunctionWatch(self)] * bool(self.must) + [_DispatchWatch(self)] * bool(self.casts)
+            self._stack = ([_FunctionMode(self.through)] * bool(self.must)
+                           + [_DispatchMode(self.through)] * bool(self.casts))
         for mode in self._stack:
             mode.__enter__()
         self.depths = (torch._C._len_torch_function_stack(), torch._C._len_torch_dispatch_stack())
@@ -465,13 +466,17 @@ class Watch:
             self.hit(list(self.rules), f"{BLINDING_C[name]} ({name}), which the grader's watch cannot follow", frame)
 
     # ---- the modes ---------------------------------------------------------------------------
-    def tripped(self, func) -> None:
+    def tripped(self, func, args, kwargs):
+        """A torch op under a watch of numbers-only rules (a tripwire mode saw it): switch the
+        profiler on, look at the op by its name (the profiler missed its C call: it was not
+        running yet), and run it."""
         self.arm()
         name = op_name(func)
         if name in self.ops:
-            frame = sys._getframe(2)
+            frame = sys._getframe(2)  # (the mode's method, then the caller)
             if _student(frame, self.files):
                 self.hit(self.ops[name], f"torch's {name}", frame)
+        return func(*args, **(kwargs or {}))
 
     def through(self, func, args, kwargs):
         """An op either mode intercepted: run it, then look at what went in and came out."""
@@ -523,50 +528,28 @@ class Watch:
         return False
 
 
-class _Tripwire(TorchFunctionMode):
-    """A torch op runs under a watch of numbers-only rules: switch the profiler on, and look at
-    the op by its name (the profiler missed its C call: it was not running yet)."""
+class _FunctionMode(TorchFunctionMode):
+    """Every torch function of the request, handed to ``handle(func, args, kwargs)``: the watch's
+    ``tripped`` (a tripwire) or ``through``."""
 
-    def __init__(self, watch: Watch):
+    def __init__(self, handle):
         super().__init__()
-        self.watch = watch
+        self.handle = handle
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        self.watch.tripped(func)
-        return func(*args, **(kwargs or {}))
+        return self.handle(func, args, kwargs)
 
 
-class _DispatchTripwire(TorchDispatchMode):
+class _DispatchMode(TorchDispatchMode):
+    """Every ATen op of the request (also those C++ makes), handed to ``handle`` likewise."""
+
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
         return False  # nothing here is compiled (see probes/dtypes.py)
 
-    def __init__(self, watch: Watch):
+    def __init__(self, handle):
         super().__init__()
-        self.watch = watch
+        self.handle = handle
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.watch.tripped(func)
-        return func(*args, **(kwargs or {}))
-
-
-class _FunctionWatch(TorchFunctionMode):
-    def __init__(self, watch: Watch):
-        super().__init__()
-        self.watch = watch
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        return self.watch.through(func, args, kwargs)
-
-
-class _DispatchWatch(TorchDispatchMode):
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        return False  # nothing here is compiled (see probes/dtypes.py)
-
-    def __init__(self, watch: Watch):
-        super().__init__()
-        self.watch = watch
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        return self.watch.through(func, args, kwargs)
+        return self.handle(func, args, kwargs)
