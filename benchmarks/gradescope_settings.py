@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader.limits import Limits  # noqa: E402
+from grader.sandbox.limits import Limits  # noqa: E402
 from grader.paths import REFERENCE, STUBS  # noqa: E402
 from grader.rubric import collect  # noqa: E402
 from seam.problems import PROBLEMS  # noqa: E402

@@ -4,10 +4,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from .isolation import MODES
-from .limits import Limits
+from .options import (GPU_MODES, ISOLATIONS, OptionError, Options, gpu_mode, isolation_mode, positive_seconds,
+                      problem_list)
+from .sandbox.limits import Limits
 from .text import safe_streams
-from seam.problems import PROBLEMS
 
 
 class Parser(argparse.ArgumentParser):
@@ -17,25 +17,19 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
-    return value
+def _arg(check):
+    """An Options check (grader/options.py) as an argparse type: its reason follows "argument --x: "."""
+    def parse(text: str):
+        try:
+            return check(text)
+        except OptionError as e:
+            raise argparse.ArgumentTypeError(e.reason) from None
+    parse.__name__ = check.__name__
+    return parse
 
 
-def problem_list(text: str) -> list[str]:
-    """--only tensors,flops: known problem names, at least one (an empty list would grade all)."""
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError(f"give at least one problem: {','.join(PROBLEMS)}")
-    unknown = [n for n in names if n not in PROBLEMS]
-    if unknown:
-        raise argparse.ArgumentTypeError(f"unknown problem(s) {', '.join(unknown)}; known: {', '.join(PROBLEMS)}")
-    return list(dict.fromkeys(names))
+def _options(args) -> Options:
+    return Options(gpu=args.gpu, problems=args.only, time_limit=args.time_limit, isolation=args.isolation)
 
 
 def _examples(*lines: str) -> str:
@@ -44,25 +38,23 @@ def _examples(*lines: str) -> str:
 
 def _grade(args) -> int:
     from .grade import grade
-    return grade(Path(args.submission), Path(args.out), gpu=args.gpu, time_limit=args.time_limit,
-                 quiet=args.quiet, problems=args.only, isolation=args.isolation)
+    return grade(Path(args.submission), Path(args.out), _options(args), quiet=args.quiet)
 
 
 def _batch(args) -> int:
-    from .batch import batch
-    return batch(Path(args.submissions), Path(args.out), jobs=args.jobs, shard=args.shard,
-                 shard_count=args.shard_count, gpu=args.gpu, time_limit=args.time_limit,
-                 problems=args.only, regrade=args.regrade, isolation=args.isolation, repeat=args.repeat)
+    from .batch.scheduler import batch
+    return batch(Path(args.submissions), Path(args.out), _options(args), jobs=args.jobs, shard=args.shard,
+                 shard_count=args.shard_count, regrade=args.regrade, repeat=args.repeat)
 
 
 def _merge(args) -> int:
-    from .merge import merge
+    from .batch.merge import merge
     return merge([Path(d) for d in args.inputs], Path(args.out))
 
 
 def _report(args) -> int:
     from .classreport import write
-    from .gradebook import student_dirs
+    from .batch.output import student_dirs
     if not student_dirs(Path(args.out_dir)):
         print(f"error: {args.out_dir}: no batch output (students/<key>/student.json) there", file=sys.stderr)
         return 2
@@ -76,7 +68,7 @@ def _report(args) -> int:
 
 
 def _export(args) -> int:
-    from .export import export
+    from .batch.export import export
     return export(Path(args.out_dir), args.format, Path(args.out), args.title)
 
 
@@ -123,6 +115,22 @@ def _release(args) -> int:
     return 0
 
 
+def _new_problem(args) -> int:
+    from .scaffold import ScaffoldError, new_problem
+    try:
+        done = new_problem(args.name, args.title)
+    except ScaffoldError as e:
+        print(f"python -m grader new-problem: error: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {len(done.written)} files:")
+    for path in done.written:
+        print(f"  {path}")
+    print("now write, by hand:")
+    for line in done.todo:
+        print(f"  - {line}")
+    return 0
+
+
 GRADE_EXIT = """exit status:
   0  a report was written, whatever the score (also for an empty, unusable or ambiguous upload:
      the report says why at the top)
@@ -163,15 +171,16 @@ def _positive_int(text: str) -> int:
 
 
 def _grading_options(p: argparse.ArgumentParser) -> None:
-    """What one grading run needs: shared by grade and batch."""
-    p.add_argument("--gpu", choices=("auto", "require", "skip", "only"), default="auto",
+    """What one grading run needs (grader/options.py's Options): shared by grade and batch."""
+    p.add_argument("--gpu", type=_arg(gpu_mode), metavar="{" + ",".join(GPU_MODES) + "}", default="auto",
                    help="GPU tests: run if CUDA is here (auto), fail without CUDA (require), leave out "
                         "(skip), or run only them (only: the GPU pass after a CPU pass)")
-    p.add_argument("--time-limit", type=positive_seconds, default=Limits.time_per_test,
+    p.add_argument("--time-limit", type=_arg(positive_seconds), default=Limits.time_per_test,
                    help="wall-clock seconds per test (a test's time_limit marker overrides it)")
-    p.add_argument("--only", metavar="PROBLEM[,PROBLEM...]", type=problem_list,
+    p.add_argument("--only", metavar="PROBLEM[,PROBLEM...]", type=_arg(problem_list),
                    help="grade only these problems (e.g. a regrade of one problem)")
-    p.add_argument("--isolation", choices=("auto", *MODES), default="auto",
+    p.add_argument("--isolation", type=_arg(isolation_mode), metavar="{" + ",".join(ISOLATIONS) + "}",
+                   default="auto",
                    help="how the submission's worker is confined (default: the strongest mode that "
                         "works here; the report's 'sandbox:' line says which): bwrap, namespaces "
                         "(unshare + pivot_root), landlock, uid (no namespaces: an unprivileged uid), "
@@ -245,7 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--no-similarity", action="store_true", help="leave the similarity pass out")
     rep.set_defaults(run=_report)
 
-    from .export import FORMATS
+    from .batch.export import FORMATS
     e = sub.add_parser("export", help="a batch's scores as a CSV Gradescope or Canvas imports",
                        formatter_class=raw, epilog=_examples(
                            "python -m grader export graded/ --format gradescope --out gpu-points.csv",
@@ -283,6 +292,14 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--gradescope", metavar="FILE.zip",
                       help="Gradescope's autograder zip (setup.sh and run_autograder at its root)")
     rel.set_defaults(run=_release)
+
+    new = sub.add_parser("new-problem", help="add a problem: register it and write a skeleton of each of its files",
+                         formatter_class=raw, epilog=_examples(
+                             "python -m grader new-problem attention --title 'attention FLOPs and memory'",
+                             "then write the content of each file it lists, and run what it prints last"))
+    new.add_argument("name", help="the problem's module name: a lower-case Python identifier")
+    new.add_argument("--title", help="its handout title (default: the name, with spaces for _)")
+    new.set_defaults(run=_new_problem)
     return parser
 
 

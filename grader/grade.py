@@ -1,8 +1,9 @@
 """`grade`: locate the submission, run the public and hidden tests against it in the sandbox,
 write results.json (validated, atomically) and print the score table.
 
-``check_options`` settles what is the same for every submission of a run (the GPU, the isolation
-mode, the limits) once; ``grade_one`` grades one upload (batch calls it for each student, with a
+``check_options`` settles what the machine gives a run's Options (grader/options.py: checked
+there) and what is the same for every submission of the run (the GPU, the isolation mode, the
+limits), once; ``grade_one`` grades one upload (batch calls it for each student, with a
 zygote its job keeps); ``grade`` is the command."""
 
 import contextlib
@@ -18,13 +19,15 @@ import pytest
 
 from . import gpu as gpu_info
 from .gpulock import lock_dir
-from .isolation import Isolation, IsolationUnavailable
-from .paths import ROOT, TEST_DIRS, out_problem
+from .options import OptionError, Options
+from .sandbox.isolation import Isolation, IsolationUnavailable
+from .paths import ROOT, TEST_DIRS, out_problem, problem_file
 from .plugin import GraderPlugin
 from .provenance import stamp
-from .report import build_results, render_table, write_atomically
-from .limits import Limits
-from .sandbox import Sandbox, Zygote
+from .report import build_results, render_table, write_results
+from .sandbox.limits import Limits
+from .sandbox.sandbox import Sandbox
+from .sandbox.zygote import Zygote
 from seam.upload import locate
 from seam.problems import PROBLEMS
 
@@ -41,7 +44,7 @@ def run_tests(impl, gpu: str, cuda: bool, time_limit: float, quiet: bool,
     one process (batch does): each call is a fresh pytest session."""
     plugin = GraderPlugin(impl, gpu=gpu, cuda=cuda, time_limit=time_limit, unknown_gpu=unknown_gpu,
                           gpu_uuid=gpu_uuid)
-    paths = [d / f"test_{p}.py" for d in TEST_DIRS for p in problems] if problems else TEST_DIRS
+    paths = [problem_file(p, kind) for kind in ("public_test", "hidden_test") for p in problems] if problems else TEST_DIRS
     args = [*(str(p) for p in paths if p.exists()), "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
             "-p", "no:cacheprovider", "-q", "--tb=no", "--no-header", "-rN", *(["-x"] if first_failure else [])]
     if record is not None:
@@ -59,13 +62,23 @@ def run_tests(impl, gpu: str, cuda: bool, time_limit: float, quiet: bool,
 @dataclasses.dataclass(frozen=True)
 class Setup:
     """What every submission of one run shares, settled once by ``check_options``."""
-    gpu: str                   # auto | require | skip | only
-    problems: list[str] | None
-    time_limit: float
+    options: Options           # what the run was asked for
     gpu_name: str | None       # this machine's CUDA device, None without CUDA
     gpu_uuid: str | None       # its UUID: the GPU tests hold its lock (gpu.device_lock)
     unknown_gpu: str | None    # gpu_name, when the reference's peak table lacks it
     isolation: Isolation
+
+    @property
+    def gpu(self) -> str:
+        return self.options.gpu
+
+    @property
+    def problems(self) -> list[str] | None:
+        return self.options.problems
+
+    @property
+    def time_limit(self) -> float:
+        return self.options.time_limit
 
     @property
     def cuda(self) -> bool:
@@ -81,16 +94,10 @@ class Setup:
                       memory_bytes=None if self.uses_cuda else Limits.memory_bytes)
 
 
-def check_options(gpu: str = "auto", problems: list[str] | None = None,
-                  time_limit: float = Limits.time_per_test,
-                  isolation: str = "auto") -> tuple[Setup | None, str | None]:
-    """(the run's Setup, None), or (None, the one-line reason) for the TA's mistakes that mean
-    no report at all."""
-    unknown = sorted(set(problems or ()) - set(PROBLEMS))
-    if unknown:
-        return None, f"unknown problem(s) {', '.join(unknown)}; known: {', '.join(PROBLEMS)}"
-    if not time_limit > 0:
-        return None, f"--time-limit must be a positive number of seconds, not {time_limit!r}"
+def check_options(options: Options) -> tuple[Setup | None, str | None]:
+    """(the run's Setup, None), or (None, the one-line reason) when this machine cannot give
+    what ``options`` (already checked: grader/options.py) ask for: no report at all."""
+    gpu = options.gpu
     gpu_name = gpu_info.device_name()
     if gpu in ("require", "only") and gpu_name is None:
         what = "runs only the GPU tests: it would grade nothing" if gpu == "only" else "needs them graded"
@@ -102,7 +109,7 @@ def check_options(gpu: str = "auto", problems: list[str] | None = None,
                       f"cannot be graded; add it there, or use --gpu auto to leave them out; "
                       f"no report written")
     try:
-        confinement = Isolation.detect(isolation)
+        confinement = Isolation.detect(options.isolation)
     except IsolationUnavailable as e:
         return None, f"{e}; no report written"
     uuid = gpu_info.device_uuid() if gpu_name and gpu != "skip" else None
@@ -111,13 +118,14 @@ def check_options(gpu: str = "auto", problems: list[str] | None = None,
             lock_dir()
         except (RuntimeError, OSError) as e:
             return None, f"{e}; no report written"
-    return Setup(gpu, problems, time_limit, gpu_name, uuid, unknown_gpu, confinement), None
+    return Setup(options, gpu_name, uuid, unknown_gpu, confinement), None
 
 
 def grade_one(submission: Path, setup: Setup, quiet: bool = False, hide: tuple[Path, ...] = (),
-              record: Path | None = None, zygote: Zygote | None = None) -> tuple[dict, str]:
+              record: Path | None = None, zygote: Zygote | None = None,
+              notes: tuple[str, ...] = ()) -> tuple[dict, str]:
     """Grade one upload in a fresh sandbox: (results.json's content, the gradebook status).
-    ``hide``: folders the student's process must not see (the output folder, the class), for
+    ``notes``: said first among the report's notes (Gradescope's GPU note). ``hide``: folders the student's process must not see (the output folder, the class), for
     the uid mode's warning. ``zygote``: a batch job's (its workers are forked from it); without
     one the sandbox starts its own. The one place a Sandbox is built; raises RuntimeError if
     pytest itself fails."""
@@ -137,7 +145,7 @@ def grade_one(submission: Path, setup: Setup, quiet: bool = False, hide: tuple[P
         for path in (located.cleanup, None if located.folder else folder):
             if path:
                 shutil.rmtree(path, ignore_errors=True)
-    notes = located.notes + [f"sandbox: {sandbox.describe()}"]
+    notes = [*notes, *located.notes, f"sandbox: {sandbox.describe()}"]
     if setup.cuda and setup.gpu != "skip":
         notes.append(f"GPU: {setup.gpu_name}" + (f" (faked by {gpu_info.FAKE}: no GPU test can pass)"
                                                   if gpu_info.fake() else ""))
@@ -150,24 +158,29 @@ def grade_one(submission: Path, setup: Setup, quiet: bool = False, hide: tuple[P
     return results, located.status
 
 
-def grade(submission: Path, out: Path, gpu: str = "auto", time_limit: float = Limits.time_per_test,
-          quiet: bool = False, problems: list[str] | None = None, isolation: str = "auto") -> int:
+def grade(submission: Path, out: Path, options: Options | None = None, quiet: bool = False,
+          notes: tuple[str, ...] = (), **fields) -> int:
     """`python -m grader grade`: 0 when a report was written, 2 (one line, no report) for the
-    TA's mistakes: a path that does not exist, a bad option, a failed test run."""
+    TA's mistakes: a path that does not exist, a bad option, a failed test run. ``fields``
+    (gpu=, problems=, time_limit=, isolation=) make the Options, or change ``options``'.
+    ``notes``: the report's first notes (grade_one)."""
     if not Path(submission).exists():
         print(f"error: {submission}: no such file or folder; no report written", file=sys.stderr)
         return 2
-    setup, problem = check_options(gpu, problems, time_limit, isolation)
+    try:
+        setup, problem = check_options(Options.of(options, **fields))
+    except OptionError as e:
+        setup, problem = None, str(e)
     problem = problem or out_problem(out, folder=False)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     try:
-        results, _ = grade_one(submission, setup, quiet, hide=(Path(out).resolve().parent,))
+        results, _ = grade_one(submission, setup, quiet, hide=(Path(out).resolve().parent,), notes=tuple(notes))
     except RuntimeError as e:
         print(f"error: {e}; no report written", file=sys.stderr)
         return 2
-    write_atomically(results, out)
+    write_results(results, out)
     print(render_table(results))
     print(f"wrote {out}")
     return 0

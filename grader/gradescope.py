@@ -18,16 +18,18 @@ satisfies the pin `torch==2.13.0` (a pin without a local label matches any) and 
 (PIP_INDEX_URL, PIP_FIND_LINKS, pip.conf), so a mirror or a wheel folder set there is honoured.
 
 GPU tests: none run on Gradescope (`--gpu skip`); the report's top output says they are graded
-separately on a CUDA runner.
+separately on a CUDA runner (GPU_NOTE: the first of the notes `grade` is given, so the one
+results.json is written once, as `grade` writes it).
 """
 
-import json
+import io
 import os
 import stat
 import time
 import zipfile
 from pathlib import Path
 
+from .files import write_atomically
 from .paths import ROOT, TEST_SUPPORT
 
 ROOT_ENV = "AUTOGRADER_ROOT"
@@ -130,32 +132,29 @@ def release_gradescope(dest: Path) -> Path:
         raise ValueError(f"{dest}: the Gradescope autograder must be a .zip file")
     if dest.exists():
         raise FileExistsError(f"{dest} exists")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.tmp")
-    with zipfile.ZipFile(tmp, "w") as zf:
+    buf = io.BytesIO()  # the sources are a few MB: built in memory, written whole
+    with zipfile.ZipFile(buf, "w") as zf:
         for name, text in scripts().items():
             zf.writestr(_entry(name, executable=True), text)
         for path, name in _files():
             zf.writestr(_entry(name, executable=False), path.read_bytes())
-    os.replace(tmp, dest)
-    return dest
+    return write_atomically(dest, buf.getvalue())
 
 
 def _fallback(out: Path, why: str, started: float) -> None:
     """A report even when grading itself failed: the student sees a clear message, not
     Gradescope's "the autograder failed to produce output"."""
-    from .report import write_atomically
+    from .report import write_results
     from .text import one_line
-    write_atomically({"score": 0.0, "execution_time": round(time.monotonic() - started, 3),
-                      "output": f"The autograder could not grade this submission: {one_line(why)}. "
-                                "This is not your fault; please tell the course staff.",
-                      "tests": []}, out)
+    write_results({"score": 0.0, "execution_time": round(time.monotonic() - started, 3),
+                   "output": f"The autograder could not grade this submission: {one_line(why)}. "
+                             "This is not your fault; please tell the course staff.",
+                   "tests": []}, out)
 
 
 def run_autograder() -> int:
     """What run_autograder runs: grade $AUTOGRADER_ROOT/submission, write the results there."""
     from .grade import grade
-    from .report import validate, write_atomically
     from .text import safe_streams
     safe_streams()
     started = time.monotonic()
@@ -163,7 +162,8 @@ def run_autograder() -> int:
     gpu = os.environ.get("GRADER_GPU") or "skip"
     out = root / "results" / "results.json"
     try:
-        code = grade(root / "submission", out, gpu=gpu)
+        # GPU_NOTE is the summary's first note: grade builds it in, results.json is written once
+        code = grade(root / "submission", out, gpu=gpu, notes=(GPU_NOTE,) if gpu == "skip" else ())
     except Exception as e:  # the grader's own failure: still a report (and the traceback in stdout)
         import traceback
         traceback.print_exc()
@@ -171,12 +171,4 @@ def run_autograder() -> int:
         return 0
     if code != 0 or not out.exists():
         _fallback(out, f"the grader exited with status {code} (see the autograder's stdout)", started)
-        return 0
-    if gpu == "skip":
-        results = json.loads(out.read_text())
-        first, _, rest = results["output"].partition("\n")
-        results["output"] = "\n".join(x for x in (first, GPU_NOTE, rest) if x)
-        validate(results)
-        write_atomically(results, out)
-        print(GPU_NOTE)
     return 0

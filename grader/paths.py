@@ -5,16 +5,26 @@ the grader (pyproject.toml); pytest finds ``tests`` through the project's pyproj
 
 from pathlib import Path
 
+from seam.problems import files, folder
+
 ROOT = Path(__file__).resolve().parents[1]
 SEAM = ROOT / "seam"
-REFERENCE = ROOT / "reference"
-STUBS = ROOT / "student_stubs"
+# The folders of the problems' files (seam/problems.py, LAYOUT); one problem's: ``problem_file``.
+REFERENCE = ROOT / folder("reference")
+STUBS = ROOT / folder("stub")
 SCHEMA = Path(__file__).with_name("results.schema.json")
-TEST_DIRS = (ROOT / "tests" / "public", ROOT / "tests" / "hidden")  # the graded tests
+TEST_DIRS = (ROOT / folder("public_test"), ROOT / folder("hidden_test"))  # the graded tests
 # What any graded test imports besides the code under test (relative to ROOT): the seam and the
 # test helpers. The students' bundle and the Gradescope zip both ship it.
 TEST_SUPPORT = ("seam", "tests/__init__.py", "tests/conftest.py", "tests/checks.py", "tests/snapshot.py",
-                "tests/common")
+                str(folder("common")))
+
+
+def problem_file(problem: str, kind: str, root: Path = ROOT) -> Path:
+    """A problem's file of one kind (seam/problems.py, LAYOUT) in the checkout at ``root``:
+    ``problem_file("optim", "hidden_test")`` is ROOT/tests/hidden/test_optim.py. Kind "module":
+    its module in the submission folder ``root`` (optim.py)."""
+    return Path(root) / getattr(files(problem), kind)
 
 
 def out_problem(out: Path, folder: bool) -> str | None:

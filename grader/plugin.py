@@ -9,14 +9,13 @@ import contextlib
 import dataclasses
 import re
 import sys
-import time
 
 import pytest
 
 from seam import GPU_NOT_RUN, GRADER_PLUGIN, Impl, SandboxFailure, describe
 from seam.honest import line, touched
 from seam.probes import student_name
-from seam.problems import PROBLEMS
+from seam.problems import PROBLEMS, any_problem, owner
 from tests.checks import NAMED
 from .gpu import unknown_gpu_message
 from .gpulock import device_lock
@@ -57,10 +56,12 @@ def _how(item) -> str:
 
 def fact_for(item) -> Fact:
     """Read the grading facts from a collected test item; raise UsageError if any is missing."""
-    kind, stem = item.path.parent.name, item.path.stem
-    problem = stem.removeprefix("test_")
-    if kind not in ("public", "hidden") or problem not in PROBLEMS:
-        raise pytest.UsageError(f"{item.nodeid}: graded tests live in tests/public|hidden/test_<problem>.py")
+    root = item.config.rootpath
+    found = owner(item.path.relative_to(root)) if item.path.is_relative_to(root) else None
+    kind, problem = found or ("", "")
+    if kind not in ("public_test", "hidden_test") or problem not in PROBLEMS:
+        raise pytest.UsageError(f"{item.nodeid}: graded tests live in {any_problem('public_test')} "
+                                f"or {any_problem('hidden_test')}")
     marker = item.get_closest_marker("points")
     if marker is None or len(marker.args) != 1 or not isinstance(marker.args[0], (int, float)) \
             or marker.args[0] <= 0:
@@ -68,7 +69,7 @@ def fact_for(item) -> Fact:
     doc = (getattr(item.function, "__doc__", None) or "").strip().splitlines()
     title = doc[0].strip() if doc else item.name
     return Fact(nodeid=item.nodeid, problem=problem, title=title, points=float(marker.args[0]),
-                visibility="visible" if kind == "public" else "after_published",
+                visibility="visible" if kind == "public_test" else "after_published",
                 gpu=item.get_closest_marker("gpu") is not None,
                 needs_peak=item.get_closest_marker("gpu_peak") is not None,
                 how=_how(item))
@@ -136,11 +137,10 @@ class GraderPlugin:
             fact.waited = self._held.enter_context(device_lock(self.gpu_uuid))
         marker = item.get_closest_marker("time_limit")
         limit = float(marker.args[0]) if marker else self.time_limit
-        self.impl.deadline = time.monotonic() + limit
+        self._held.enter_context(self.impl.deadline_for(limit))  # ends at teardown, before the lock
         NAMED.clear()
 
     def pytest_runtest_teardown(self, item):
-        self.impl.deadline = None
         self._held.close()
 
     @pytest.hookimpl(hookwrapper=True)

@@ -12,7 +12,8 @@ import importlib.metadata
 import tomllib
 from functools import lru_cache
 
-from .paths import REFERENCE, ROOT, SEAM, TEST_DIRS, TEST_SUPPORT
+from .paths import ROOT, SEAM, TEST_SUPPORT
+from seam.problems import LAYOUT, folder
 
 PACKAGE = "cs336-accounting-grader"
 
@@ -27,8 +28,10 @@ def version() -> str:
 
 
 def graded_files() -> list:
-    """Every file whose change can change a grade, sorted (relative to ROOT)."""
-    roots = [*TEST_DIRS, SEAM, REFERENCE, *(ROOT / rel for rel in TEST_SUPPORT)]
+    """Every file whose change can change a grade, sorted (relative to ROOT): the seam, the test
+    support, and the folders of the kinds of problem file the layout marks ``graded``
+    (seam/problems.py: the reference, the tests, their snapshots, helpers and probes)."""
+    roots = [*(ROOT / folder(k.kind) for k in LAYOUT if k.graded), SEAM, *(ROOT / rel for rel in TEST_SUPPORT)]
     files = set()
     for root in roots:
         if root.is_file():

@@ -12,8 +12,23 @@ import tomllib
 from pathlib import Path
 
 from .paths import ROOT, TEST_SUPPORT
+from seam.problems import LAYOUT, folder
 
-SHIPPED = ("assignment", "student_stubs", *TEST_SUPPORT, "tests/public")
+
+def _within(path: str, folders) -> bool:
+    return any(path == f or path.startswith(f"{f}/") for f in folders)
+
+
+def _shipped() -> tuple[str, ...]:
+    """What the bundle copies, relative to ROOT: the handout, the test support, and the folder of
+    each kind of problem file the layout ships (seam/problems.py) that is not inside those."""
+    base = ("assignment", *TEST_SUPPORT)
+    kinds = dict.fromkeys(str(folder(k.kind)) for k in LAYOUT if k.shipped)
+    return base + tuple(f for f in kinds if not _within(f, base)
+                        and not _within(f, [g for g in kinds if g != f]))
+
+
+SHIPPED = _shipped()
 BUNDLE_FILES = Path(__file__).with_name("student_bundle")
 # the reference's type checks, the results schema, batch's roster, progress bar and raw record
 GRADER_ONLY = ("beartype", "jsonschema", "pyyaml", "tqdm", "pytest-json-report")

@@ -1,15 +1,15 @@
-"""Pure functions from test facts to Gradescope's results.json and to the terminal table."""
+"""Pure functions from test facts to Gradescope's results.json and to the terminal table;
+``write_results`` writes it (validated, whole or not at all: files.write_atomically)."""
 
 import json
-import os
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
 import jsonschema
 
-from seam.honest import HEAD, line, touched
+from seam.honest import line, touched
 from seam.problems import PROBLEMS, problem_number, section
+from .files import write_atomically as _write_file
 from .paths import SCHEMA
 from .text import clean, indent, one_line
 
@@ -59,12 +59,21 @@ def build_results(facts, execution_time: float, notes: list[str], grader: dict |
         tests.append(entry)
     uncounted = [f"not counted: {f.problem}: {f.title}: {f.message}"
                  for f in sorted((f for f in facts if not f.counted), key=_order)]
+    return assemble(tests, execution_time, [*notes, *uncounted], grader, violations)
+
+
+def assemble(tests: list[dict], execution_time: float, notes: list[str], grader: dict | None = None,
+             violations: dict[str, str] | None = None) -> dict:
+    """results.json from its parts, for one grade (build_results) and for a merge of passes
+    (batch/merge.py) alike: the score is the tests' sum, the ``output`` is ``summary``'s,
+    ``extra_data`` keeps the grader's stamp, the honest-work rules broken and the notes (as
+    data: merge and the score table read them there, never back out of the ``output``)."""
     violations = violations or {}
+    notes = [one_line(n) for n in notes]
     results = {"score": sum(t["score"] for t in tests), "execution_time": round(execution_time, 3),
-               "output": summary(tests, honest_lines(violations) + notes + uncounted), "tests": tests}
-    extra = ({"grader": grader} if grader else {}) | ({"honest_work": dict(violations)} if violations else {})
-    if extra:
-        results["extra_data"] = extra
+               "output": summary(tests, notes, violations), "tests": tests}
+    results["extra_data"] = (({"grader": grader} if grader else {}) | {"notes": notes}
+                             | ({"honest_work": dict(violations)} if violations else {}))
     return results
 
 
@@ -81,15 +90,30 @@ def charge(tests: list[dict], violations: dict[str, str]) -> None:
             t.update(score=0.0, status="failed", output=line(broken[0], violations[broken[0]]))
 
 
-def is_honest_line(note: str) -> bool:
-    return note.startswith(HEAD)
+# The summary, built in one place from data: ``summary_lines`` is the only code that writes a
+# results.json's ``output`` or the head of its score table (grade, merge and Gradescope all
+# reach it through ``assemble``; the table reads the same data back from extra_data).
+def summary_lines(tests: list[dict], notes: list[str] = (), violations: dict[str, str] | None = None) -> list[str]:
+    """results.json's ``output``, line by line: the score line first, and the only one; then
+    each honest-work rule broken (``violations``), then the notes (Gradescope's GPU note is its
+    first). Every line is one line of the grader's, whatever names a submission gave its files
+    (text.py), so none of them starts a line of its own."""
+    said = [*honest_lines(violations or {}), *notes]
+    return [score_line(tests), *(one_line(n) for n in said)]
 
 
-def summary(tests: list[dict], notes: list[str]) -> str:
-    """results.json's ``output``, for one grade and for a merge of passes alike: the score line
-    first, and the only one; every note is one line of the grader's, whatever names a
-    submission gave its files (text.py), so none of them starts a line of its own."""
-    return "\n".join([score_line(tests)] + [one_line(n) for n in notes])
+def summary(tests: list[dict], notes: list[str] = (), violations: dict[str, str] | None = None) -> str:
+    """``summary_lines`` as results.json's ``output`` holds them."""
+    return "\n".join(summary_lines(tests, notes, violations))
+
+
+def notes_of(results: dict) -> list[str]:
+    """The notes a results.json was assembled with (merge joins each pass's)."""
+    return list(results.get("extra_data", {}).get("notes", ()))
+
+
+def violations_of(results: dict) -> dict[str, str]:
+    return dict(results.get("extra_data", {}).get("honest_work") or {})
 
 
 def not_run(test: dict) -> bool:
@@ -119,21 +143,11 @@ def validate(results: dict) -> None:
     jsonschema.validate(results, _schema())
 
 
-def write_atomically(results: dict, out: Path) -> None:
-    """Validate, then write via a temporary file and rename: a reader never sees half a file."""
+def write_results(results: dict, out: Path) -> Path:
+    """Validate, then write results.json whole or not at all (files.write_atomically)."""
     validate(results)
-    out = Path(out).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".results-", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(results, f, indent=2)
-            f.write("\n")
-        os.chmod(tmp, 0o644)  # mkstemp makes it 0600: a TA outside the container must read it
-        os.replace(tmp, out)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    return _write_file(Path(out).resolve(), json.dumps(results, indent=2) + "\n")
+
 
 
 def per_problem(results: dict) -> list[dict]:
@@ -171,8 +185,7 @@ def _failures(row: dict, max_lines: int) -> list[str]:
 def render_table(results: dict, max_lines: int = 6) -> str:
     """The score table for a terminal: what the summary says first (an unusable upload's cause,
     the sandbox), one row per problem, what failed and why, what did not run, the score last."""
-    summary = results["output"].splitlines()
-    score, head = summary[:1], summary[1:]  # build_results writes the score line first, alone
+    score, *head = summary_lines(results["tests"], notes_of(results), violations_of(results))  # last here
     rows = per_problem(results)
     width = max(len(r["problem"]) for r in rows) if rows else 10
     out = head + ([""] if head else [])
@@ -193,5 +206,5 @@ def render_table(results: dict, max_lines: int = 6) -> str:
         for reason in dict.fromkeys(t["output"] for t in skipped):
             out.append(f"    {reason}")
     out.append("")
-    out.extend(score)
+    out.append(score)
     return "\n".join(out)

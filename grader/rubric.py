@@ -3,9 +3,9 @@ them (without running anything) for `python -m grader rubric`, and writes what t
 about problems from the registry (seam/problems.py) and those points:
 
 - assignment/README.md: the problem table (number, module, section, points), between markers;
-- assignment/problems/<name>.md: each section's first lines, its heading and points line;
-- assignment/problems/<name>.md: its "What your code may not use" (the registry's honest-work
-  rules), between markers at the end;
+- each problem's handout section (seam/problems.py's layout: assignment/problems/<name>.md): its
+  first lines, its heading and points line; and its "What your code may not use" (the
+  registry's honest-work rules), between markers at the end;
 - README.md: the trust model's table of "how" checks (tests marked ``how``), between markers.
 
 `python -m grader rubric --write` rewrites them; ``stale()`` (a self-test) says what differs."""
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .paths import ROOT, TEST_DIRS
+from .paths import ROOT, TEST_DIRS, problem_file
 from .plugin import fact_for
 from seam.problems import NO_RULE, PROBLEMS, RULED, problem_number, section
 from seam.tamper import TECHNIQUES
@@ -67,7 +67,8 @@ def render(facts) -> str:
              "|---|---|---|---|---|---|---|"]
     for p, row in table.items():
         total = row["public"] + row["hidden"]
-        link = f"[{PROBLEMS[p].title}]({Path(section(p)).relative_to('assignment').as_posix()})"
+        target = Path(section(p)).relative_to(HANDOUT.parent.relative_to(ROOT)).as_posix()
+        link = f"[{PROBLEMS[p].title}]({target})"
         lines.append(f"| {problem_number(p)} | `{p}` | {link} | {row['public']:g} | {row['hidden']:g} "
                      f"| {total:g} | {row['gpu']:g} |")
     grand = sum(r["public"] + r["hidden"] for r in table.values())
@@ -166,7 +167,7 @@ def stale(facts) -> list[str]:
     if _between(README, RULES_START, RULES_END) != rules_table():
         out.append(f"{README.relative_to(ROOT)}: the table of honest-work rules")
     for p, row in points_by_problem(facts).items():
-        path = ROOT / section(p)
+        path = problem_file(p, "handout")
         if not path.is_file():
             out.append(f"{section(p)}: missing")
             continue
@@ -184,7 +185,7 @@ def write_handout(facts) -> list[str]:
     _replace_between(README, RULES_START, RULES_END, rules_table())
     written = [str(HANDOUT.relative_to(ROOT)), str(README.relative_to(ROOT))]
     for p, row in points_by_problem(facts).items():
-        path = ROOT / section(p)
+        path = problem_file(p, "handout")
         old = path.read_text() if path.is_file() else ""
         new = section_head(p, row) + (_split_head(old)[1] if old else "\n(to be written)\n")
         if RULES_START not in new:

@@ -13,6 +13,7 @@ test sees only built-in values, tensors and ``Struct``s, and exceptions are rebu
 ValueError/IndexError/... by name, anything else as ``SubmissionError``.
 """
 
+import contextlib
 from pathlib import Path
 
 from . import codec, smaps
@@ -57,9 +58,6 @@ class Impl:
     """An implementation under test. Subclasses decide where the code runs (``_send``)."""
 
     label = "implementation"
-    # When the running test must end (time.monotonic()), set by the grader's plugin per test from
-    # its time_limit marker or --time-limit; None: no test running (the sandbox's default applies).
-    deadline: float | None = None
     folder: Path | None = None     # the modules under test, read (never run) by ``unverifiable``
     _unverifiable: str | None = None
     _static_rules: dict | None = None  # what the static look says of the rules (``violations``)
@@ -96,6 +94,12 @@ class Impl:
         if self._unverifiable is None:
             self._unverifiable = verdict(self._found())
         return self._unverifiable
+
+    @contextlib.contextmanager
+    def deadline_for(self, seconds: float):
+        """The running test's time limit, handed over by the grader's plugin for the test's
+        length (its time_limit marker or --time-limit); code in this process has no deadline."""
+        yield
 
     def resident_bytes(self, device: int, inode: int) -> int | None:
         """The resident bytes of the implementation's mappings of a file (a probe's memmap, still

@@ -29,7 +29,7 @@ from .honest import Honest
 from .problems import PROBLEMS, STRUCT_MODULES
 from .tamper import Instrumentation
 
-# Said after an EPERM in the sandbox (grader/seccomp.py denies such calls with EPERM, whichever)
+# Said after an EPERM in the sandbox (grader/sandbox/seccomp.py denies such calls with EPERM, whichever)
 FORBIDDEN = ("perhaps a call the sandbox forbids (changing file modes, owners or times, sockets, "
              "keyrings, shared memory, namespaces), or a file it may not change")
 

@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .problems import PROBLEMS
+from .problems import PROBLEMS, folder
 from .upload import graded_modules, locate
 
 ROOT = Path(__file__).resolve().parents[1]   # the assignment folder: seam/ sits beside tests/
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"seam.check: {upload}: no such file or folder (give the zip or folder you will upload)",
               file=sys.stderr)
         return 2
-    if not (ROOT / "tests" / "public").is_dir():
+    if not (ROOT / folder("public_test")).is_dir():
         print(f"seam.check: no tests/public beside {ROOT / 'seam'}; run it from the assignment folder",
               file=sys.stderr)
         return 2
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
             for m in modules:
                 shutil.copyfile(m, copy / m.name)
             print(f"running the public tests on those {len(modules)} file(s):", flush=True)
-            return subprocess.run([sys.executable, "-m", "pytest", "tests/public", f"--impl={copy}", *rest],
+            return subprocess.run([sys.executable, "-m", "pytest", str(folder("public_test")), f"--impl={copy}", *rest],
                                   cwd=ROOT).returncode
     finally:
         if located.cleanup:

@@ -38,7 +38,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-from .problems import PROBLEMS, RULED, Rule, section
+from .problems import PROBLEMS, RULED, Rule, files, section
 from .tamper import names_at_run_time
 
 HEAD = "honest work: "  # every line about a violation starts so (merge rebuilds them from the union)
@@ -207,7 +207,7 @@ class Honest:
 
     def __init__(self, folder):
         # the student's files, as their code objects name them -> the problem module
-        self.files = {f"{folder}/{p}.py": p for p in PROBLEMS}
+        self.files = {f"{folder}/{files(p).module}": p for p in PROBLEMS}
         self.violations: dict[str, str] = {}
         self.trusted_threads = set(sys._current_frames())  # the harness's own (pytest, execnet)
         # names computed at run time (getattr(torch, "_" + "C"), exec, importlib) or a profiler of

@@ -24,6 +24,7 @@ import pytest
 import torch
 
 from seam import PASSTHROUGH
+from seam.problems import section
 
 MAX_REPR = 300
 
@@ -32,7 +33,7 @@ MAX_REPR = 300
 # added by expect_equal; the custom comparisons print their own). The two shared by many problems
 # are here, with why; a problem's own (AdamW trajectories, float32 and bf16 sums, statistical bands)
 # is a named constant beside the tests that use it, with its reason. No test writes a bare number
-# as a tolerance (tests/self/test_one_place.py checks).
+# as a tolerance (tests/self/repo/test_one_place.py checks).
 #
 # ROUNDING, rtol 1e-12: a float64 closed form of a few operations (FLOPs, intensities, seconds, MFU,
 # bytes). Two correct orders of evaluation differ by a few ulps (2.2e-16 each), under 1e-14 relative
@@ -271,14 +272,14 @@ class Mistake:
     answer: Callable | None
     why: str        # one or two sentences: what the right reading is
     handout: str    # the problem whose handout section says it: assignment/problems/<handout>.md
-    quote: str      # words of that section, verbatim (tests/self/test_mistakes.py checks they are there)
+    quote: str      # words of that section, verbatim (tests/self/unit/test_mistakes.py checks they are there)
 
     def hint(self) -> str:
         """The failure's paragraph about it; also noted in ``NAMED`` (results.json's
         ``extra_data.mistakes``): call it only for a failure it explains."""
         NAMED.append(self)
         return (f"\n  This looks like a known mistake: {self.name}. {self.why}"
-                f"\n  See assignment/problems/{self.handout}.md: \"{self.quote}\"")
+                f"\n  See {section(self.handout)}: \"{self.quote}\"")
 
 
 def _same(same: Callable, got, expected) -> bool:

@@ -19,7 +19,8 @@ import torch
 
 from seam import GPU_NOT_RUN, GRADER_PLUGIN, InProcess, describe
 from seam.honest import line, touched
-from seam.problems import PROBLEMS, problem_number, section
+from seam.problems import PROBLEMS, files, owner, problem_number, section
+from seam.problems import folder as layout_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 NOT_IMPLEMENTED = "not implemented"  # the category a stub's NotImplementedError is counted in
@@ -55,7 +56,7 @@ def _impl_folder(config) -> Path:
     """--impl=DIR relative to where pytest was started; the default next to tests/."""
     given = config.getoption("--impl")
     if given is None:
-        return config.rootpath / "student_stubs"
+        return config.rootpath / layout_folder("stub")
     folder = Path(given)
     return folder if folder.is_absolute() else config.invocation_params.dir / folder
 
@@ -86,8 +87,8 @@ def _session_impl(config):
 
 
 def _problem_of(item) -> str | None:
-    stem = item.path.stem.removeprefix("test_")
-    return stem if item.path.parent.name in ("public", "hidden") and stem in PROBLEMS else None
+    found = owner(item.path.relative_to(ROOT)) if item.path.is_relative_to(ROOT) else None
+    return found[1] if found and found[0] in ("public_test", "hidden_test") and found[1] in PROBLEMS else None
 
 
 def pytest_collection_modifyitems(config, items):
@@ -121,7 +122,7 @@ def ref():
     Its answers are remembered for the process's life on a machine without CUDA (a batch job
     grading a class asks the same questions for every student); on a CUDA runner the GPU tests
     compare measurements taken in the same run, so nothing is remembered there."""
-    return InProcess(ROOT / "reference", package="reference_plain", memo=not torch.cuda.is_available(),
+    return InProcess(ROOT / layout_folder("reference"), package="reference_plain", memo=not torch.cuda.is_available(),
                      watched=False)
 
 
@@ -255,8 +256,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             rows[entry["problem"]]["earned"] -= entry["points"]
     folder = _impl_folder(config)
     for problem in rows:  # every stub still to fill in, not just the first one each test hit
-        for name, lineno in stubs_left(folder / f"{problem}.py"):
-            todo.setdefault(f"{problem}.{name}", f"{_shown(folder)}/{problem}.py:{lineno}")
+        module = files(problem).module
+        for name, lineno in stubs_left(folder / module):
+            todo.setdefault(f"{problem}.{name}", f"{_shown(folder)}/{module}:{lineno}")
     write = terminalreporter.write_line
     terminalreporter.section("your progress", sep="=")
     for function, used in sorted(violations.items()):

@@ -4,9 +4,9 @@ A public test module declares its inputs next to its tests,
 
     SNAPSHOT_INPUTS = {"tensors.view_strides": [((3, 4), (4, 1), (4, 3)), ...]}
 
-and `python -m grader snapshots` runs them through the reference and writes
-tests/public/snapshots/<problem>.json (a self-test fails while a snapshot is stale). Students get
-the JSON, never the reference.
+and `python -m grader snapshots` runs them through the reference and writes the problem's
+snapshot, tests/public/snapshots/<problem>.json (where seam/problems.py's layout puts it; a
+self-test fails while a snapshot is stale). Students get the JSON, never the reference.
 
 A target's answers are compared at one tolerance, declared beside its inputs,
 
@@ -23,21 +23,23 @@ from pathlib import Path
 
 from seam import PASSTHROUGH, codec
 from seam.probes import problem_of
+from seam.problems import dotted, files, folder
 from tests.checks import CONDITIONED, call_text, expect_equal, expect_raises
 
-SNAPSHOT_DIR = Path(__file__).resolve().parent / "public" / "snapshots"
+ROOT = Path(__file__).resolve().parents[1]  # the repository, or the students' bundle
+SNAPSHOT_DIR = ROOT / folder("snapshot")
 
 
 @lru_cache(maxsize=None)
 def load(problem: str) -> dict:
-    data = json.loads((SNAPSHOT_DIR / f"{problem}.json").read_text())
+    data = json.loads((ROOT / files(problem).snapshot).read_text())
     return {target: [codec.from_plain(case) for case in cases]
             for target, cases in data["cases"].items()}
 
 
 def tolerance(target: str) -> dict:
     """The tolerance ``target``'s snapshot is compared at (its test module's SNAPSHOT_TOLERANCE)."""
-    module = importlib.import_module(f"tests.public.test_{problem_of(target)}")
+    module = importlib.import_module(dotted(files(problem_of(target)).public_test))
     return dict(getattr(module, "SNAPSHOT_TOLERANCE", {}).get(target, CONDITIONED))
 
 

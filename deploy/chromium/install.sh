@@ -1,5 +1,5 @@
 #!/bin/sh
-# Debian's chromium, for the class report's headless-browser test (tests/self/test_classreport.py).
+# Debian's chromium, for the class report's headless-browser test (tests/self/unit/test_classreport.py).
 # Best effort: where it cannot be installed (no apt, no root, no network), say so and go on; the
 # test then skips with that reason.
 if command -v chromium >/dev/null 2>&1; then

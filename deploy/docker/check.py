@@ -162,10 +162,10 @@ def main(argv=None) -> int:
         print(f"reference with --isolation uid: {uid_results['score']:g}/{uid_total:g}; "
               f"report: {summary['uid_mode']['sandbox']}")
 
-        # the allow-list attacks, in every mode the container allows (tests/self/test_allowlist.py)
+        # the allow-list attacks, in every mode the container allows (tests/self/grading/test_allowlist.py)
         attacks = sh(["docker", "run", "--rm", "--network", "none", "--entrypoint", "python",
                       "-v", f"{ROOT / 'tests' / 'self'}:/grader/tests/self:ro", IMAGE,
-                      "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests/self/test_allowlist.py"])
+                      "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests/self/grading/test_allowlist.py"])
         tail = [l for l in attacks.stdout.splitlines() if l.strip()][-8:]
         summary["allowlist_attacks"] = {"exit": attacks.returncode, "tail": tail}
         ok &= attacks.returncode == 0

@@ -2,7 +2,7 @@
 
     python -m grader report OUT_DIR [--archive DIR] [--no-similarity]
 
-reads a batch's (or merge's) output folder (grader/gradebook.py) and writes
+reads a batch's (or merge's) output folder (grader/batch/output.py) and writes
 ``OUT_DIR/report.json`` (every figure: ``build``), ``OUT_DIR/report.html`` (one self-contained
 page: ``html.render``) and prints a short summary. It changes no grade: the similarity pairs are
 evidence for a person to look at. batch and merge run it at their end.
@@ -16,12 +16,12 @@ evidence for a person to look at. batch and merge run it at their end.
 - similarity: per problem module (similarity.similar), against the reference and an archive.
 """
 
-import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
 
 from seam.problems import PROBLEMS
-from ..gradebook import CODE, PREVIOUS, REPEATS, RESULTS, STUDENT, _entries, read_json, write_bytes_atomically, write_json
+from ..batch.output import CODE, PREVIOUS, REPEATS, RESULTS, StudentRecord, _entries, read_json, write_json
+from ..files import write_atomically
 from ..report import per_problem
 from ..text import one_line
 from . import stats
@@ -59,13 +59,13 @@ def gather(out: Path) -> list[dict]:
         repeats = []  # (the key is a folder's name, never a pattern; a repeat of another upload is not one)
         for run in sorted(p for p in (Path(out) / REPEATS).iterdir() if p.is_dir()) if (Path(out) / REPEATS).is_dir() else ():
             try:
-                if read_json(run / key / STUDENT).get("upload") == record.get("upload"):
+                if StudentRecord.read(run / key).upload == record.upload:
                     repeats.append(read_json(run / key / RESULTS))
             except (OSError, ValueError):
                 continue
-        students.append({"key": key, "status": record.get("status", "?"), "results": results, "code": code,
+        students.append({"key": key, "status": record.status.value, "results": results, "code": code,
                          "repeats": repeats,
-                         "who": [s.get("name") or s.get("sid") or key for s in record.get("students") or []],
+                         "who": [s.get("name") or s.get("sid") or key for s in record.students or []],
                          "previous": previous})
     return students
 
@@ -258,5 +258,5 @@ def write(out: Path, archive: Path | None = None, with_similarity: bool = True) 
     for p in PROBLEMS:  # the archive's files, named as similarity_of names them
         for path in sorted(Path(archive).rglob(f"{p}.py")) if archive is not None else ():
             code.setdefault(f"{ARCHIVE_NAME}{path.relative_to(archive)}", {})[p] = path.read_text(errors="replace")
-    write_bytes_atomically(Path(out) / REPORT_HTML, render(report, code).encode(errors="backslashreplace"))
+    write_atomically(Path(out) / REPORT_HTML, render(report, code).encode(errors="backslashreplace"))
     return summary(report) + missing + [f"wrote {Path(out) / REPORT_HTML} and {REPORT_JSON}"]

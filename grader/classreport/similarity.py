@@ -19,7 +19,7 @@ reference are each found against the reference (and the archive's files: earlier
 public solutions), not against each other: a pair's shares are of each whole file, counting only
 what they share beyond the reference. A pair is flagged when both sides are at least
 ``THRESHOLD`` covered by the match (a copy with a few lines added or changed stays above it;
-two solutions written apart share short idioms only): see tests/self/test_classreport.py.
+two solutions written apart share short idioms only): see tests/self/unit/test_classreport.py.
 """
 
 import copy

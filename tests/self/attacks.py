@@ -16,7 +16,8 @@ in a sibling folder) and {MARK} (a file name the test looks for outside the sand
 import dataclasses
 from pathlib import Path
 
-REFERENCE = Path(__file__).resolve().parents[2] / "reference"
+from tests.self.submissions import REFERENCE, reference_text, reference_with
+
 VEHICLE = "intensity"
 
 GATE = '''
@@ -82,12 +83,11 @@ class Attack:
                 text = text.replace("{" + key + "}", value)
             return text
 
-        dest.mkdir(parents=True, exist_ok=True)
         if self.gated:
-            body = (REFERENCE / f"{VEHICLE}.py").read_text() + "\n" + fill(self.code) + GATE
+            body = reference_text(VEHICLE) + "\n" + fill(self.code) + GATE
         else:
             body = STUB_FUNCS + "\n" + fill(self.code)
-        (dest / f"{VEHICLE}.py").write_text(body)
+        reference_with(dest, {VEHICLE: body}, problems=[VEHICLE])
         for rel, content in self.files:
             path = dest / rel
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -317,7 +317,7 @@ def ridge_point(*a):
 
 
 # ---- the allow-list attacks: what a deny-list cannot know about ----------------------------
-# Each runs in every isolation mode available (tests/self/test_allowlist.py). A copy of the
+# Each runs in every isolation mode available (tests/self/grading/test_allowlist.py). A copy of the
 # solution, another student's folder, the grader's temporary files and arguments: none may be
 # read, and nothing outside the worker's scratch may be written.
 
@@ -437,7 +437,7 @@ for _p in ["/tmp", "/var/tmp", "/dev/shm", os.path.expanduser("~"), "/"]:
 """),
 ]
 
-# The walls every mode has, process mode included (grader/seccomp.py): what Landlock and
+# The walls every mode has, process mode included (grader/sandbox/seccomp.py): what Landlock and
 # namespaces leave open (red team: landlock-chmod, channels, sysv-code-smuggling).
 WALL_ATTACKS = [
     Attack("change file modes, owners and times (its module, its folders, its scratch)", r"""

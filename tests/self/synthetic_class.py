@@ -172,9 +172,9 @@ def results_of(student: Student, graded: dict[tuple[str, str], list[dict]]) -> d
 
 
 def write_batch(out: Path, students: list[Student], graded: dict, statuses: dict[str, str] | None = None) -> Path:
-    """The class as a batch's output folder (grader/gradebook.py): students/<key>/student.json,
+    """The class as a batch's output folder (grader/batch/output.py): students/<key>/student.json,
     results.json and code/<problem>.py, and batch.json listing the uploads."""
-    from grader.gradebook import BATCH, RESULTS, STUDENT, STUDENTS, write_json
+    from grader.batch.output import BATCH, RESULTS, STUDENT, STUDENTS, write_json
     statuses = statuses or {}
     for s in students:
         folder = out / STUDENTS / s.key

@@ -2,7 +2,7 @@
 bundle with a solution filled in: each must grade exactly like the bare modules.
 
 ``shapes(workdir, solution)`` returns {shape name: the path to hand to `grade`}. The test
-(tests/self/test_upload_shapes.py) checks that the locator picks the same files, byte for byte,
+(tests/self/unit/test_upload_shapes.py) checks that the locator picks the same files, byte for byte,
 from each; benchmarks/upload_shapes.py grades each in full and prints the table.
 """
 

@@ -1,38 +1,43 @@
 """Alternative correct solutions: modules that differ from the reference but are right.
 
-``tests/self/alternatives/<problem>__<how>.py`` is a whole module for ``<problem>`` written
-another way than reference/<problem>.py (loops instead of vectorised code, einsum instead of @,
-exact fractions instead of floats, a closed form instead of a search, another valid order of
-operations, a torch.optim.Optimizer subclass instead of a plain class, prints and extra helpers).
+``tests/self/alternatives/<problem>__<how>.py`` (seam/problems.py's layout) is a whole module
+for ``<problem>`` written another way than its reference module (loops instead of vectorised
+code, einsum instead of @, exact fractions instead of floats, a closed form instead of a search,
+another valid order of operations, a torch.optim.Optimizer subclass instead of a plain class,
+prints and extra helpers).
 Graded with the reference's other modules beside it, each must get full marks on its problem:
 a test that fails a correct solution is a test that is too strict.
 """
 
 from pathlib import Path
 
-from seam.problems import PROBLEMS
+from seam.problems import PROBLEMS, any_problem, files, folder, owner
 
-HERE = Path(__file__).resolve().parent
-REFERENCE = HERE.parents[2] / "reference"
+ROOT = Path(__file__).resolve().parents[3]
+REFERENCE = ROOT / folder("reference")
 
 
 def all_alternatives() -> list[tuple[str, str, Path]]:
     """(problem, how, path) of every alternative, in problem order."""
-    found = []
-    for path in sorted(HERE.glob("*__*.py")):
+    for path in ROOT.glob(any_problem("alternatives")):
         if path.name.startswith("_"):  # __init__.py (and any private helper) is no alternative
             continue
-        problem, _, how = path.stem.partition("__")
-        if problem not in PROBLEMS:
-            raise ValueError(f"{path.name}: no problem named {problem!r}")
-        found.append((problem, how, path))
-    return sorted(found, key=lambda a: list(PROBLEMS).index(a[0]))
+        found = owner(path.relative_to(ROOT))
+        if found is None or found[1] not in PROBLEMS:
+            raise ValueError(f"{path.name}: no problem named {found[1] if found else path.stem!r}")
+    found = []
+    for problem in PROBLEMS:
+        pattern = files(problem).alternatives
+        before, _, after = pattern.name.partition("*")  # the "<how>" is what the glob's * matched
+        for path in sorted(ROOT.glob(str(pattern))):
+            found.append((problem, path.name[len(before):len(path.name) - len(after)], path))
+    return found
 
 
 def build(problem: str, path: Path, dest: Path) -> Path:
     """A submission folder: the reference's modules, this problem's replaced by the alternative."""
     dest.mkdir(parents=True, exist_ok=True)
     for p in PROBLEMS:
-        src = path if p == problem else REFERENCE / f"{p}.py"
-        (dest / f"{p}.py").write_text(src.read_text())
+        src = path if p == problem else ROOT / files(p).reference
+        (dest / files(p).module).write_text(src.read_text())
     return dest

@@ -1,26 +1,27 @@
 """Planted bugs: the mistakes students really make, as one-line edits of the reference.
 
-Each ``tests/self/bugs/<problem>.py`` holds ``BUGS``: a list of ``Bug``s against that problem's
-reference module. A planted-bug submission is the reference with exactly one bug applied; the
-project's suite checks that it loses points on its own problem and on no other, and, for a bug
-that is a named misconception (``mistake``), that a failure message names it.
+Each problem's bugs module (seam/problems.py's layout: ``tests/self/bugs/<problem>.py``) holds
+``BUGS``: a list of ``Bug``s against that problem's reference module. A planted-bug submission
+is the reference with exactly one bug applied; the project's suite checks that it loses points
+on its own problem and on no other, and, for a bug that is a named misconception (``mistake``),
+that a failure message names it.
 """
 
 import dataclasses
 import importlib
-import pkgutil
 from pathlib import Path
 
-from seam.problems import PROBLEMS, problem_number
+from seam.problems import PROBLEMS, any_problem, dotted, files, folder, owner
 
-REFERENCE = Path(__file__).resolve().parents[3] / "reference"
+ROOT = Path(__file__).resolve().parents[3]
+REFERENCE = ROOT / folder("reference")
 
 
 @dataclasses.dataclass(frozen=True)
 class Bug:
     problem: str
     name: str          # what the student got wrong, in a few words
-    old: str           # text in reference/<problem>.py (must occur exactly ``count`` times)
+    old: str           # text in the problem's reference module (must occur exactly ``count`` times)
     new: str           # what the student wrote instead
     count: int = 1
     mistake: str = ""  # the named mistake its failure message must name (tests.checks.Mistake), if any
@@ -33,24 +34,28 @@ class Bug:
         found = source.count(self.old)
         if found != self.count:
             raise AssertionError(f"bug {self.id}: expected {self.count} occurrence(s) of {self.old!r} "
-                                 f"in reference/{self.problem}.py, found {found}")
+                                 f"in {files(self.problem).reference}, found {found}")
         return source.replace(self.old, self.new)
 
     def build(self, dest: Path) -> Path:
         """A submission folder: every reference module, this bug applied to its problem's."""
         dest.mkdir(parents=True, exist_ok=True)
         for problem in PROBLEMS:
-            src = REFERENCE / f"{problem}.py"
-            text = src.read_text()
+            text = (ROOT / files(problem).reference).read_text()
             if problem == self.problem:
                 text = self.apply(text)
-            (dest / f"{problem}.py").write_text(text)
+            (dest / files(problem).module).write_text(text)
         return dest
 
 
 def all_bugs() -> list[Bug]:
+    """Every problem's planted bugs, in problem order (a bugs module of no problem is an error)."""
+    for path in ROOT.glob(any_problem("bugs")):
+        found = owner(path.relative_to(ROOT))
+        if found is not None and found[1] not in PROBLEMS:
+            raise ValueError(f"{path.relative_to(ROOT)}: no problem named {found[1]!r}")
     bugs = []
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: problem_number(i.name)):
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        bugs += module.BUGS
+    for problem in PROBLEMS:
+        if (ROOT / files(problem).bugs).is_file():
+            bugs += importlib.import_module(dotted(files(problem).bugs)).BUGS
     return bugs

@@ -11,9 +11,9 @@ the tests, or an equivalent mutant (a change no test could see: the reason is re
 equivalent.md, the one file of such reasons).
 
 Incremental: record.json keeps each mutant's outcome with a hash of the mutant's source and of
-its problem's own test files (public, hidden, common, snapshots, probes); only mutants whose
-hash changed are run again (`--all`: every one). Shared test machinery (tests/checks.py, the
-seam) is not in the hash: after changing it, run with --all.
+what its problem's graded tests depend on (``hashed_files``: its own tests, snapshot, probe and
+helpers, and the machinery every graded test imports: tests/checks.py, the seam, the conftest);
+only mutants whose hash changed are run again (`--all`: every one).
 
 The score of a problem is killed / (mutants - equivalent); the bar is 90% for every problem and
 95% overall. survivors.md lists every survivor, equivalent or not, with its diff line.
@@ -31,27 +31,34 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader.paths import REFERENCE, ROOT
-from seam.problems import PROBLEMS
+from grader.paths import REFERENCE, ROOT, STUBS, problem_file
+from grader.provenance import graded_files
+from seam.problems import PROBLEMS, owner
 from tests.self.mutation.mutants import Mutant, module_mutants
 
 HERE = Path(__file__).resolve().parent
 RECORD = HERE / "record.json"
 EQUIVALENT = HERE / "equivalent.md"
 SURVIVORS = HERE / "survivors.md"
-STUBS = ROOT / "student_stubs"
 BAR_PROBLEM, BAR_OVERALL = 0.90, 0.95
 MEMORY_BYTES = 6 << 30   # per mutant: a slip that allocates without bound is killed, not the machine
 
 
+def hashed_files(problem: str) -> list[Path]:
+    """What decides whether a mutant of ``problem`` is killed: every file a grade depends on
+    (provenance.graded_files: the graded tests, their data and helpers, tests/checks.py, the
+    seam and its probes), less the reference (a mutant's own source is hashed apart) and less
+    the files of the layout that belong to another problem."""
+    def ours(path: Path) -> bool:
+        found = owner(path.relative_to(ROOT))
+        return found is None or found[1] == problem
+    return [f for f in graded_files() if not f.is_relative_to(REFERENCE) and ours(f)]
+
+
 def tests_hash(problem: str) -> str:
-    """A hash of the files that hold this problem's graded tests and their data."""
-    files = [ROOT / "tests/public" / f"test_{problem}.py", ROOT / "tests/hidden" / f"test_{problem}.py",
-             ROOT / "tests/common" / f"{problem}.py", ROOT / "tests/public/snapshots" / f"{problem}.json",
-             ROOT / "seam/probes" / f"{problem}.py", ROOT / "tests/hidden" / f"{problem}_mistakes.py"]
     h = hashlib.sha256()
-    for f in files:
-        h.update(f.name.encode() + b"\0" + (f.read_bytes() if f.exists() else b"<none>") + b"\0")
+    for f in hashed_files(problem):
+        h.update(f.relative_to(ROOT).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()[:16]
 
 
@@ -102,8 +109,8 @@ def _grade(problem: str, mutant: Mutant, time_limit: float) -> str | None:
     from seam import InProcess
     folder = Path(tempfile.mkdtemp(prefix="mutant_"))
     for p in PROBLEMS:
-        text = mutant.source if p == problem else (REFERENCE / f"{p}.py").read_text()
-        (folder / f"{p}.py").write_text(text)
+        text = mutant.source if p == problem else problem_file(p, "reference").read_text()
+        problem_file(p, "module", root=folder).write_text(text)
     try:
         impl = InProcess(folder, package=f"mutant_{os.getpid()}")
         facts = run_tests(impl, gpu="skip", cuda=False, time_limit=time_limit, quiet=True,
@@ -250,9 +257,11 @@ def survivors_md(all_mutants, record, equivalent, rows) -> str:
         out += [f"## {problem}", ""]
         for m in alive:
             why = eq.get(m.id)
-            before = (REFERENCE / f"{problem}.py").read_text().splitlines()[m.line - 1].strip()
+            reference = problem_file(problem, "reference")
+            before = reference.read_text().splitlines()[m.line - 1].strip()
             after = m.source.splitlines()[m.line - 1].strip()
-            out += [f"- `reference/{problem}.py:{m.line}` `{m.id}`", "  ```diff", f"  - {before}", f"  + {after}",
+            out += [f"- `{reference.relative_to(ROOT).as_posix()}:{m.line}` `{m.id}`", "  ```diff",
+                    f"  - {before}", f"  + {after}",
                     "  ```", f"  equivalent: {why}" if why else "  **not killed**: a hole in the tests"]
         out.append("")
     return "\n".join(out)

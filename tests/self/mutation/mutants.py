@@ -29,6 +29,8 @@ import ast
 import dataclasses
 from pathlib import Path
 
+from seam.problems import files
+
 _BINOPS = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
            ast.FloorDiv: ast.Div, ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult, ast.MatMult: ast.Mult}
 _CMPOPS = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
@@ -214,4 +216,5 @@ def mutants(source: str, stub_source: str | None = None) -> list[Mutant]:
 
 def module_mutants(reference: Path, stubs: Path, problem: str) -> list[Mutant]:
     """The mutants of reference/<problem>.py, scoped by student_stubs/<problem>.py."""
-    return mutants((reference / f"{problem}.py").read_text(), (stubs / f"{problem}.py").read_text())
+    module = files(problem).module
+    return mutants((reference / module).read_text(), (stubs / module).read_text())

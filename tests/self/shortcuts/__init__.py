@@ -15,10 +15,9 @@ import importlib
 import pkgutil
 from pathlib import Path
 
-from seam.problems import PROBLEMS, problem_number
-
-ROOT = Path(__file__).resolve().parents[3]
-REFERENCE, STUBS = ROOT / "reference", ROOT / "student_stubs"
+from grader.paths import STUBS
+from seam.problems import problem_number
+from tests.self.submissions import reference_text, reference_with
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,13 +52,8 @@ def stub_definition(problem: str, name: str) -> str:
 
 
 def _submission(dest: Path, problem: str, appended: str) -> Path:
-    dest.mkdir(parents=True, exist_ok=True)
-    for p in PROBLEMS:
-        text = (REFERENCE / f"{p}.py").read_text()
-        if p == problem:
-            text += "\n\n# ---- appended ----\nimport torch\n\n" + appended.strip("\n") + "\n"
-        (dest / f"{p}.py").write_text(text)
-    return dest
+    text = reference_text(problem) + "\n\n# ---- appended ----\nimport torch\n\n" + appended.strip("\n") + "\n"
+    return reference_with(dest, {problem: text})
 
 
 def all_shortcuts() -> list[Shortcut]:

@@ -1,0 +1,118 @@
+"""The project's suite timed at several revisions, back to back on this machine.
+
+    python benchmarks/suite_time.py 41a59d7 HEAD [--coverage] [--fast] [--out DIR]
+
+Each revision is cloned into a fresh folder (no state from this checkout), installed the way
+`.ci/run` installs it, and its suite run with its own command (the pytest line of its .ci/run).
+Printed per revision: the wall time, the summary line, the collected test ids (written to
+DIR/<rev>.ids, so a move can be mapped and checked) and with --coverage the line coverage of
+`grader/` and `seam/` in the pytest processes (sandboxed workers are not measured: the same
+for every revision). --fast also times the fast loop (`-m "not system"`) where it exists.
+The editable install is pointed back at this checkout at the end.
+"""
+
+import argparse
+import json
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[1]
+MORE = ["--durations=30", "--junitxml=junit.xml"]   # per-test times, beside the revision's own command
+FAST = ["python", "-m", "pytest", "-q", "-n", "2", "-m", "not e2e"]
+COVER = ["--cov=grader", "--cov=seam", "--cov-report=json:coverage.json"]
+
+
+def sh(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+
+
+def install(repo: Path) -> None:
+    subprocess.run(["sh", "deploy/chromium/install.sh"], cwd=repo, capture_output=True)
+    done = sh([sys.executable, "-m", "pip", "install", "-q", "-e", ".[dev]"], repo)
+    if done.returncode:
+        raise SystemExit(f"install failed in {repo}:\n{done.stderr[-2000:]}")
+
+
+def suite_command(repo: Path) -> list[str]:
+    """The revision's own test command: the pytest part of its .ci/run's last command line."""
+    line = next(l for l in reversed((repo / ".ci/run").read_text().splitlines()) if "-m pytest" in l)
+    return shlex.split(line.split("&&")[-1])
+
+
+def summary(out: str) -> str:
+    lines = [l for l in out.splitlines() if re.search(r"\d+ (passed|failed)", l)]
+    return lines[-1].strip("= ") if lines else "(no summary)"
+
+
+def timed(cmd: list[str], repo: Path, log: Path) -> tuple[float, str]:
+    start = time.monotonic()
+    done = sh(cmd, repo)
+    wall = time.monotonic() - start
+    log.write_text(done.stdout + done.stderr)
+    return wall, summary(done.stdout)
+
+
+def collected(repo: Path) -> list[str]:
+    done = sh(["python", "-m", "pytest", "-q", "--collect-only", "-p", "no:randomly"], repo)
+    return sorted(l for l in done.stdout.splitlines() if "::" in l)
+
+
+def coverage_of(repo: Path) -> dict[str, float]:
+    data = json.loads((repo / "coverage.json").read_text())
+    out = {}
+    for top in ("grader", "seam"):
+        files = [f for name, f in data["files"].items() if name.startswith(top + "/")]
+        hit = sum(f["summary"]["covered_lines"] for f in files)
+        lines = sum(f["summary"]["num_statements"] for f in files)
+        out[top] = round(100 * hit / max(lines, 1), 2)
+    return out
+
+
+def measure(rev: str, out: Path, cover: bool, fast: bool) -> dict:
+    repo = Path(tempfile.mkdtemp(prefix=f"suite-{rev[:10]}-"))
+    subprocess.run(["git", "clone", "-q", "--no-local", str(HERE), str(repo)], check=True)
+    subprocess.run(["git", "checkout", "-q", rev], cwd=repo, check=True)
+    install(repo)
+    ids = collected(repo)
+    (out / f"{rev}.ids").write_text("\n".join(ids) + "\n")
+    row = {"rev": rev, "tests": len(ids)}
+    row["command"] = " ".join(suite_command(repo))
+    row["wall_s"], row["summary"] = timed(suite_command(repo) + MORE + (COVER if cover else []), repo,
+                                          out / f"{rev}.log")
+    if cover:
+        row["coverage"] = coverage_of(repo)
+    if fast and "e2e:" in (repo / "pyproject.toml").read_text():  # a revision with the fast loop
+        row["fast_s"], row["fast_summary"] = timed(FAST, repo, out / f"{rev}.fast.log")
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("revs", nargs="+")
+    parser.add_argument("--coverage", action="store_true")
+    parser.add_argument("--fast", action="store_true")
+    parser.add_argument("--out", type=Path, default=Path("suite-times"))
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    try:
+        for rev in args.revs:
+            rows.append(measure(rev, args.out, args.coverage, args.fast))
+            print(json.dumps(rows[-1]), flush=True)
+    finally:
+        install(HERE)
+    (args.out / "times.json").write_text(json.dumps(rows, indent=1) + "\n")
+    base = rows[0]["wall_s"]
+    for row in rows:
+        print(f"{row['rev']:>12}  {row['wall_s']:7.1f} s  {row['wall_s'] / base:5.2f}x  "
+              f"{row['tests']} tests  {row['summary']}" +
+              (f"  fast {row['fast_s']:.1f} s" if "fast_s" in row else ""))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+"""One grader process of `python -m grader batch`: started by grader/batch/scheduler.py as
+``python -m grader.batch.job CONFIG_JSON``.
+
+It imports torch, pytest and the tests once, then grades upload after upload in-process (one
+pytest session each, each upload in its own fresh sandbox: grade.grade_one), so the start-up
+cost is paid once per job, not once per student. Tasks arrive as JSON lines on stdin; a JSON
+line per task goes back on the reply pipe (its fd is in the config). stdout and stderr go to
+the job's log file: pytest's chatter never mixes with the replies.
+
+The job writes the student's files itself (results.json, the raw pytest record, then
+student.json last: student.json is the mark of a finished student).
+"""
+
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+
+STOPPING = []  # set by a signal; pytest.main swallows KeyboardInterrupt, so it is checked after
+
+
+def _interrupt(signum, frame):
+    """SIGTERM (Slurm's cancel, batch's stop) or SIGINT: the sandbox is closed on the way out and
+    the student being graded is left as it was (neither graded nor crashed: a rerun redoes it)."""
+    STOPPING.append(signum)
+    raise KeyboardInterrupt
+
+
+def main() -> int:
+    from ..text import clean, safe_streams
+    safe_streams()
+    cfg = json.loads(sys.argv[1])
+    reply = os.fdopen(cfg["reply_fd"], "w", buffering=1)
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)
+    # Sandboxes and unpacked zips go in the private folder batch.py made (0711: the student uid
+    # may cross it but not list it, on top of each sandbox's own unlistable root), so the
+    # folders of the students graded side by side cannot even be named from inside a sandbox.
+    private = Path(cfg["private"])
+    tempfile.tempdir = str(private)
+    try:
+        from ..grade import check_options, grade_one          # torch, pytest, the seam: once
+        from ..options import OptionError, Options
+        from .output import REPORT, RESULTS, Status, StudentRecord, keep_code, pass_label, write_report
+        from ..files import write_atomically
+        from ..provenance import stamp
+        from ..report import write_results
+        from ..sandbox.zygote import Zygote
+        from ..text import one_line
+        try:  # checked again, by the same rules (grader/options.py): the config is only JSON
+            options = Options(**cfg["options"])
+            setup, problem = check_options(options)
+        except OptionError as e:
+            setup, problem = None, str(e)
+        reply.write(json.dumps({"fatal": problem} if problem else {"ready": True}) + "\n")
+        if problem:
+            return 2
+        the_pass = options.the_pass
+        hide = tuple(Path(p) for p in cfg["hide"])
+        # The job's zygote imports torch once; each student's worker is a fresh fork of it, in
+        # the same isolation, and nothing of one student is left for the next (sandbox.py).
+        zygote = Zygote(setup.limits, setup.isolation, cuda=setup.uses_cuda, hide=hide)
+        zygote.start()
+        for line in sys.stdin:
+            task = json.loads(line)
+            out = Path(task["out"])
+            out.mkdir(parents=True, exist_ok=True)
+            record = out / f"pytest-{pass_label(the_pass)}.json"
+            partial = out / f".{record.name}.partial"
+            started = time.monotonic()
+            student = {"key": task["key"], "students": task["students"], "passes": [the_pass],
+                       "upload": task["upload"], "grader": stamp()}
+            try:
+                results, status = grade_one(Path(task["path"]), setup, quiet=True, hide=hide,
+                                            record=partial, zygote=zygote)
+                if STOPPING:
+                    raise KeyboardInterrupt
+                write_results(results, out / RESULTS)
+                write_report(out, results)
+                keep_code(Path(task["path"]), out)
+                if partial.exists():  # pytest-json-report's own file, kept whole (and 0644)
+                    write_atomically(record, partial.read_bytes())
+                    partial.unlink()
+                StudentRecord(**student, status=status).write(out)
+                answer = {"key": task["key"], "status": status, "score": results["score"]}
+            except KeyboardInterrupt:
+                partial.unlink(missing_ok=True)
+                raise
+            except Exception as e:  # this student's grading failed; the next one goes on
+                if STOPPING:
+                    partial.unlink(missing_ok=True)
+                    raise KeyboardInterrupt from None
+                print(clean(traceback.format_exc()), file=sys.stderr, flush=True)
+                (out / RESULTS).unlink(missing_ok=True)
+                (out / REPORT).unlink(missing_ok=True)
+                partial.unlink(missing_ok=True)
+                why = one_line(f"{type(e).__name__}: {e}".splitlines()[0])[:500]
+                StudentRecord(**student, status=Status.CRASHED, error=why).write(out)
+                answer = {"key": task["key"], "status": "crashed", "error": why}
+            answer["seconds"] = round(time.monotonic() - started, 3)
+            reply.write(json.dumps(answer) + "\n")
+        return 0
+    except KeyboardInterrupt:
+        return 143
+    finally:
+        # No signal may cut the clean-up short (batch.py removes the folder in any case).
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if "zygote" in locals():
+            zygote.close()
+        shutil.rmtree(private, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

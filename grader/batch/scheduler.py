@@ -1,0 +1,295 @@
+"""`python -m grader batch`: grade a class, or one shard of it.
+
+The parent only plans and keeps count. ``--jobs N`` grader processes
+(grader/batch/job.py) each import torch and pytest once and grade one upload after another,
+each in its own fresh sandbox. A job that dies or hangs costs the student it was grading
+("crashed" in the gradebook) and is replaced; the batch goes on. Students already graded in
+OUT_DIR are skipped (``--regrade`` grades them again). Every file is written atomically and the
+gradebook is rebuilt from the student folders at the end, also after Ctrl-C or SIGTERM.
+"""
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from tqdm import tqdm
+
+from .output import (BATCH, REPEATS, REPORT, RESULTS, STATUSES, Status, StudentRecord, class_report, class_summary,
+                        keep_previous, done_as, read_json, student_dirs, student_folder, write_gradebook,
+                        write_json)
+from ..options import Options
+from ..text import one_line
+from ..paths import ROOT, out_problem
+from ..provenance import stamp
+from .roster import RosterError, choose, class_digest, discover
+from .shards import ShardError, resolve, select as select_shard
+
+TASKS_PER_JOB = 50            # a job is replaced after this many students (bounds any leak)
+STUDENT_CAP = 4 * 3600        # seconds; a job still busy on one student after this is killed
+
+
+class _Job:
+    """One grader process, the task it is working on, and its reply pipe (read raw: select()
+    must see every line, so nothing may sit in a Python-side buffer)."""
+
+    def __init__(self, index: int, cfg: dict, log_dir: Path):
+        # The job's sandboxes and unpacked uploads go in a private folder that the student uid
+        # may cross (0711) but not list. The parent makes it and removes it once the job is gone,
+        # however it went (SIGTERM in its clean-up, SIGKILL): no student's code is left behind.
+        self.private = Path(tempfile.mkdtemp(prefix="grader-batch-"))
+        os.chmod(self.private, 0o711)
+        self.fd, write_fd = os.pipe()
+        config = {**cfg, "reply_fd": write_fd, "private": str(self.private)}
+        with open(log_dir / f"job{index}.log", "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "grader.batch.job", json.dumps(config)],
+                stdin=subprocess.PIPE, stdout=log, stderr=log, pass_fds=(write_fd,), cwd=ROOT, text=True)
+        os.close(write_fd)
+        self.buffer = b""
+        self.task: dict | None = None
+        self.since = 0.0
+        self.done = 0
+        self.ready = False
+
+    def send(self, task: dict) -> None:
+        self.task, self.since = task, time.monotonic()
+        self.proc.stdin.write(json.dumps(task) + "\n")
+        self.proc.stdin.flush()
+
+    def replies(self) -> list[dict] | None:
+        """The complete lines that arrived (call when select says the pipe is readable);
+        None when the job is gone (EOF)."""
+        chunk = os.read(self.fd, 1 << 16)
+        if not chunk:
+            return None
+        self.buffer += chunk
+        *lines, self.buffer = self.buffer.split(b"\n")
+        return [json.loads(line) for line in lines if line.strip()]
+
+    def stop(self, sig=signal.SIGTERM, wait: float = 15.0) -> None:
+        """Ask it to stop: an idle job ends when its stdin closes (it closes its sandbox first);
+        a busy one, or one that does not end, gets ``sig``, then SIGKILL. Its folder goes last."""
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=wait if self.task is None and sig != signal.SIGKILL else 0)
+        except subprocess.TimeoutExpired:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=wait)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        os.close(self.fd)
+        for _ in range(3):  # a zygote it left may still be exiting (it dies with its parent)
+            shutil.rmtree(self.private, ignore_errors=True)
+            if not self.private.exists():
+                break
+            time.sleep(0.5)
+
+
+def _crashed(task: dict, why: str) -> dict:
+    """The job died under this student: say so in their folder (the job could not)."""
+    out = Path(task["out"])
+    for name in (RESULTS, REPORT):
+        (out / name).unlink(missing_ok=True)
+    StudentRecord(key=task["key"], students=task["students"], upload=task["upload"], passes=[task["pass"]],
+                  status=Status.CRASHED, error=why).write(out)
+    return {"key": task["key"], "status": "crashed", "error": why}
+
+
+class _Terminated(Exception):
+    """SIGTERM (scancel, a Job's deletion, a time limit): stop like Ctrl-C."""
+
+
+def _terminated(signum, frame):
+    raise _Terminated
+
+
+def _check_out(out: Path, the_pass: dict, shard: list | None) -> str | None:
+    """OUT_DIR is new, empty, or a batch output of this very pass and shard (a rerun goes on):
+    never a folder of something else, never a mix of two passes or two shards."""
+    problem = out_problem(out, folder=True)
+    if problem:
+        return problem
+    marker = out / BATCH
+    if marker.is_file():
+        held = read_json(marker)
+        if held.get("passes") != [the_pass]:
+            return (f"{out} holds a batch with other options ({held.get('passes')}); use another --out "
+                    f"(and `merge` them)")
+        if held.get("shard", shard) != shard:
+            return f"{out} holds {shard_label(held.get('shard'))}, not {shard_label(shard)}; use another --out"
+    elif out.is_dir() and any(out.iterdir()):
+        return f"--out {out} is not empty and is no batch output (no {BATCH}); give a new or empty folder"
+    return None
+
+
+def shard_label(shard) -> str:
+    return "the whole class" if not shard else f"shard {shard[0]}/{shard[1]}"
+
+
+def _why_regrade(record: dict | None, fingerprint: str, grader: dict) -> str | None:
+    """Why a student is (re)graded, None when the earlier grade stands."""
+    if record is None:
+        return "new"
+    if record.get("upload") != fingerprint:
+        return "changed upload"
+    if record.get("grader") != grader:
+        return "other grader or tests"
+    return None
+
+
+def batch(submissions: Path, out: Path, options: Options | None = None, jobs: int = 1,
+          shard: str | None = None, shard_count: int | None = None, regrade: bool = False,
+          repeat: int = 1, **fields) -> int:
+    """Every option is checked before OUT_DIR is touched: a TA's mistake leaves nothing behind.
+    ``fields`` (gpu=, problems=, time_limit=, isolation=) make the Options, or change ``options``'."""
+    submissions, out = submissions.resolve(), out.resolve()
+    try:
+        options = Options.of(options, **fields)
+        the_pass = options.the_pass
+        slice_ = resolve(shard, shard_count)
+        clash = _check_out(out, the_pass, list(slice_) if slice_ else None)
+        if clash:
+            raise ValueError(clash)
+        everyone, notes = discover(submissions, exclude=(out,))
+        uploads, superseded = choose(everyone)
+        from ..grade import check_options  # last, and here: it imports torch (the checks above need none)
+        _, problem = check_options(options)
+        if problem:
+            raise ValueError(problem)
+    except (RosterError, ShardError, ValueError) as e:  # (a bad option is an OptionError: a ValueError)
+        print(f"error: {one_line(e)}", file=sys.stderr)  # it may name uploads
+        return 2
+    grader = stamp()
+    mine = set(select_shard([u.key for u in everyone], slice_))
+    present = {u.key for u in uploads}
+    not_counted = {k: why for k, why in superseded.items() if k in mine}
+    not_counted.update({d.name: "not in this export (graded earlier; not counted)"
+                        for d in student_dirs(out) if d.name not in present and d.name not in superseded})
+    uploads = [u for u in uploads if u.key in mine]
+    plan = []
+    for u in uploads:
+        fp = u.fingerprint()
+        record = done_as(student_folder(out, u.key))
+        why = "--regrade" if regrade else _why_regrade(record, fp, grader)
+        plan.append((u, fp, why, record))
+    todo = [(u, fp) for u, fp, why, _ in plan if why]
+    reasons = Counter(why for _, _, why, _ in plan if why and why != "new")  # first seen first
+    where = f"{shard_label(list(slice_))}: " if slice_ else ""
+    for note in notes:
+        print(f"note: {one_line(note)}", file=sys.stderr)
+    for key, why in sorted(not_counted.items()):
+        print(f"note: {one_line(key)}: {why}", file=sys.stderr)
+    again = f" (regrading {', '.join(f'{n} {why}' for why, n in reasons.items())})" if reasons else ""
+    print(f"{where}{len(uploads)} upload(s); {len(uploads) - len(todo)} already graded in {out} "
+          f"(skipped: same upload, same grader), {len(todo)} to grade{again} with {jobs} job(s)",
+          file=sys.stderr)
+    out.mkdir(parents=True, exist_ok=True)
+    for u, fp, why, record in plan:  # kept grades follow the export's names (a group changed)
+        if why and why != "new":  # a regrade keeps what it replaces: the report lists what changed
+            keep_previous(student_folder(out, u.key), why)
+        students = u.record()["students"]
+        if not why and record.get("students") != students:
+            StudentRecord.from_json({**record, "students": students}).write(student_folder(out, u.key))
+    write_json(out / BATCH, {"passes": [the_pass], "shard": list(slice_) if slice_ else None,
+                             "grader": grader, "class": class_digest(everyone),
+                             "uploads": sorted(u.key for u in uploads), "not_counted": not_counted})
+    tasks = [{**u.record(), "path": str(u.path), "out": str(student_folder(out, u.key)), "pass": the_pass,
+              "upload": fp} for u, fp in todo]
+    # --repeat K: every upload of this run K - 1 times more, into OUT_DIR/repeats/<k>/ (flaky tests)
+    tasks += [{**u.record(), "path": str(u.path), "out": str(out / REPEATS / str(k) / u.key), "pass": the_pass,
+               "upload": u.fingerprint()} for k in range(2, repeat + 1) for u in uploads]
+    cfg = {"options": options.as_dict(), "hide": [str(out), str(submissions)]}
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    code = None
+    try:
+        code = _run(tasks, cfg, jobs, out)
+    except (KeyboardInterrupt, _Terminated) as e:
+        print("interrupted: what was graded is kept; run the same command again to go on",
+              file=sys.stderr)
+        code = 143 if isinstance(e, _Terminated) else 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        path = write_gradebook(out)
+        for line in class_summary(out):
+            if line:
+                print(line, file=sys.stderr)
+        print(f"wrote {path}", file=sys.stderr)
+        if code in (0, 1):  # (not after an interrupt: the class is not all there)
+            class_report(out)
+    return code
+
+
+def _run(tasks: list[dict], cfg: dict, jobs: int, out: Path) -> int:
+    if not tasks:
+        return 0
+    log_dir = out / ".logs"
+    log_dir.mkdir(exist_ok=True)
+    pending = list(reversed(tasks))
+    counts = dict.fromkeys(STATUSES, 0)
+    started = 0
+    pool: list[_Job] = []
+    # on a terminal a live bar; in a log file (Slurm's) a line every 30 s at most
+    bar = tqdm(total=len(tasks), unit="student", dynamic_ncols=True, file=sys.stderr,
+               mininterval=0.5 if sys.stderr.isatty() else 30)
+
+    def finished(job: _Job, answer: dict) -> None:
+        job.task = None
+        counts[answer["status"]] += 1
+        bar.set_postfix({k: v for k, v in counts.items() if v}, refresh=False)
+        bar.update(1)
+
+    try:
+        while pending or any(j.task for j in pool):
+            busy = sum(1 for j in pool if j.task)
+            while len(pool) < min(jobs, busy + len(pending)):
+                pool.append(_Job(started, cfg, log_dir))
+                started += 1
+            for job in pool:
+                if job.ready and job.task is None and pending:
+                    job.send(pending.pop())
+            readable = select.select([j.fd for j in pool], [], [], 1.0)[0]
+            for job in list(pool):
+                answers = job.replies() if job.fd in readable else []
+                late = job.task is not None and time.monotonic() - job.since > STUDENT_CAP
+                if answers is None or late:
+                    job.stop(signal.SIGKILL, wait=5)
+                    pool.remove(job)
+                    if job.task is None and not job.ready:
+                        print(f"error: a grader process failed to start; see {log_dir}", file=sys.stderr)
+                        return 2
+                    if job.task is not None:  # it died (or hung) under this student
+                        why = (f"grading took over {STUDENT_CAP} s" if late else
+                               f"the grader process died (exit {job.proc.returncode}); see {log_dir}")
+                        finished(job, _crashed(job.task, why))
+                    continue
+                for answer in answers:
+                    if "fatal" in answer:
+                        print(f"error: {answer['fatal']}", file=sys.stderr)
+                        return 2
+                    if "ready" in answer:
+                        job.ready = True
+                        continue
+                    job.done += 1
+                    finished(job, answer)
+                if job.task is None and job.done >= TASKS_PER_JOB:
+                    job.stop(wait=60)  # a fresh one takes its place (bounds any leak)
+                    pool.remove(job)
+    finally:
+        for job in pool:
+            job.stop()
+        bar.close()
+    print("; ".join(f"{v} {k}" for k, v in counts.items() if v), file=sys.stderr)
+    return 1 if counts["crashed"] else 0

@@ -1,0 +1,15 @@
+"""Where a submission's code runs: a worker process the grader can kill, confined by one
+isolation mode and limited by rlimits, a cgroup and deadlines.
+
+    sandbox.py    ``Sandbox``: an ``Impl`` whose calls run in a worker (the frame protocol, deadlines)
+    zygote.py     ``Zygote``: the confined process that imported torch once and forks each worker
+    isolation.py  the modes (bwrap, namespaces, landlock, uid, process): each one's decisions on
+                  its ``Isolation``, and what a worker may see
+    worker.py     the worker's own script (copied into the sandbox with seam/, run with python -I)
+    landlock.py, seccomp.py   walls the worker raises on itself (copied beside worker.py)
+    cgroup.py     memory and processes of one sandbox together
+    limits.py     every limit's default
+    procs.py      /proc readings: a process tree, its memory, a folder's bytes
+
+Nothing here imports torch at import time but the worker script, which runs elsewhere.
+"""

@@ -1,0 +1,250 @@
+"""Run a submission in a worker process the grader can kill, and talk to it as an ``Impl``.
+
+Its worker is forked by a zygote (zygote.py: its own, or a batch job's). What the worker may see
+and do is grader/sandbox/isolation.py's business (an allow-list: Python, its seam, its copy of the
+submission, a scratch space); this module starts it, speaks the frame protocol with it, and
+turns crashes, hangs and floods into plain messages. Always: rlimits on address space, CPU
+time, file size, open files and processes; a wall-clock deadline per test; stdout/stderr go to
+a capped log file, never to the protocol pipe. No Python code runs between fork and exec in the
+grader (no ``preexec_fn``): the grader may be multi-threaded and CUDA-initialised.
+"""
+
+import contextlib
+import os
+import secrets
+import select
+import signal
+import time
+from pathlib import Path
+
+from .isolation import Isolation
+from .cgroup import BASELINE_BYTES
+from .limits import GIB, Limits
+from seam import Impl, SandboxFailure, codec, frames, smaps
+from seam.probes import problem_of
+
+from .procs import descendants, folder_bytes, tail, tree_bytes
+from .zygote import Zygote
+
+WATCH_POLL = 0.25  # seconds between two measurements of a scratch folder, or of a sandbox's memory
+
+
+class Sandbox(Impl):
+    """An ``Impl`` whose code runs in a sandboxed worker process, forked by a zygote: its own,
+    or a batch job's shared one (``zygote=``; then ``close`` leaves it running)."""
+
+    def __init__(self, submission_dir: Path, limits: Limits = Limits(),
+                 isolation: Isolation | None = None, hide: tuple[Path, ...] = (),
+                 cuda: bool = False, zygote: Zygote | None = None):
+        super().__init__()
+        self.label = "submission"
+        self.folder = Path(submission_dir)  # staged for each worker; the static look (Impl._found) reads it here
+        self.owns_zygote = zygote is None
+        self.zygote = zygote or Zygote(limits, isolation, cuda=cuda, hide=hide)
+        self.limits, self.isolation = self.zygote.limits, self.zygote.isolation
+        self.uid = self.zygote.uid
+        self._deadline: float | None = None  # when the running test must end (``deadline_for``)
+        self.running = False
+        self.starts = 0
+        self.broken: dict[str, str] = {}     # problem -> why (its module kills the worker)
+        self.strikes: dict[str, list[str]] = {}  # target -> how its calls hung or crashed
+        self.timeouts: dict[str, int] = {}   # problem -> how many of its calls timed out
+        self._touched: set[str] = set()      # problems called successfully in this worker
+
+    def describe(self) -> str:
+        """The report's sandbox line: the mode, and what a uid-mode worker could still read."""
+        return self.isolation.describe(secret=self.zygote.secret)
+
+    @contextlib.contextmanager
+    def deadline_for(self, seconds: float):
+        """The running test's time limit, from now until the block ends (the grader's plugin
+        hands it over per test). A worker's (re)start within it moves the end on: that is the
+        grader's time, not the test's. Outside a block each call gets ``time_per_test``."""
+        self._deadline = time.monotonic() + seconds
+        try:
+            yield
+        finally:
+            self._deadline = None
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def prewarm(self) -> None:
+        """Start the zygote now (it imports torch while pytest collects); the first call awaits it."""
+        if not self.zygote.alive():
+            self.zygote.start()
+
+    def _start(self) -> None:
+        if self.running:
+            return
+        deadline = time.monotonic() + self.limits.startup
+        self.zygote.kill_child()  # a batch's previous submission, if it is still there
+        self._req_w, self._resp_r, self.log_path = self.zygote.fork(self.folder, deadline)
+        self.starts += 1
+        self._touched = set()
+        self.running = True
+        hello = self._read(deadline, "starting")
+        if hello != {"ready": True}:
+            self._kill()
+            raise SandboxFailure(f"the worker did not start: {self._log_tail()}")
+
+    def _kill(self) -> None:
+        if not self.running:
+            return
+        self.running = False
+        for fd in (self._req_w, self._resp_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.zygote.kill_child()
+
+    def close(self) -> None:
+        self._kill()
+        self.zygote.drop_worker_log()
+        if self.owns_zygote:
+            self.zygote.close()
+
+    def resident_bytes(self, device: int, inode: int) -> int | None:
+        """Read by the grader in /proc/<pid>/smaps of the sandbox's processes (the worker keeps
+        the probe's mapping until its next request): no code of the student's takes part."""
+        if self.zygote.proc is None:
+            return None
+        readings = [smaps.resident_bytes(pid, device, inode) for pid in descendants(self.zygote.proc.pid)]
+        readable = [r for r in readings if r is not None]
+        return sum(readable) if readable else None
+
+    # -- protocol -------------------------------------------------------------------------
+    def _wait(self, fd: int, deadline: float, doing: str, writing: bool = False):
+        """frames.py's ``wait``: block until ``fd`` is ready, or kill the worker at the deadline.
+        Meanwhile, every ``WATCH_POLL`` s: outside a namespace the scratch (a folder, not a tmpfs of
+        ``disk_bytes``) is measured, and without a cgroup the memory of all the sandbox's processes
+        together (proportional set sizes); a worker past either cap is killed."""
+        disk = self.isolation.watches_disk
+        memory = self.zygote.cgroup is None and self.limits.memory_bytes is not None
+        watch = disk or memory
+
+        def wait():
+            while True:
+                left = deadline - time.monotonic()
+                sets = ([], [fd], []) if writing else ([fd], [], [])
+                ready = left > 0 and any(select.select(*sets, min(left, WATCH_POLL) if watch else left))
+                # measured also when the reply is ready: a fast writer must not beat the poll
+                if disk and folder_bytes(self.zygote.work) > self.limits.disk_bytes:
+                    self._kill()
+                    raise SandboxFailure(f"{doing}: wrote more than {self.limits.disk_bytes >> 20} MiB "
+                                         "to its scratch folder; the worker was restarted")
+                if ready:
+                    return
+                if left <= 0 or not watch:
+                    self._kill()
+                    raise TimeoutError(doing)
+                cap = (self.limits.memory_bytes or 0) + BASELINE_BYTES
+                if memory and self.zygote.proc and (held := tree_bytes(self.zygote.proc.pid)) > cap:
+                    self._kill()
+                    raise SandboxFailure(f"{doing}: its processes held {held / GIB:.2f} GiB together, over "
+                                         f"the sandbox's {cap / GIB:.2f} GiB; the worker was restarted")
+        return wait
+
+    def _read(self, deadline: float, doing: str):
+        """One reply, parsed within the deadline and within bounds: at most MAX_REPLY bytes, and
+        counted (codec.precount) before json.loads builds a single object of it."""
+        try:
+            body = frames.read_frame(self._resp_r, self._wait(self._resp_r, deadline, doing),
+                                     limit=frames.MAX_REPLY)
+        except EOFError:
+            raise EOFError(doing) from None
+        except frames.FrameTooLarge as e:
+            self._kill()
+            raise SandboxFailure(f"{doing}: the worker broke the protocol ({e}); it was restarted") from None
+        if time.monotonic() > deadline:
+            raise TimeoutError(doing)
+        try:
+            return codec.loads(body, bounded=True)
+        except codec.DecodeError as e:
+            self._kill()
+            raise SandboxFailure(f"{doing}: the worker sent garbage ({e}); it was restarted") from None
+
+    def _write(self, payload: bytes, deadline: float) -> None:
+        """Send one frame; a worker that stops reading meets the deadline (the pipe is
+        non-blocking, so a full pipe never hangs the grader)."""
+        frames.write_frame(self._req_w, payload, self._wait(self._req_w, deadline, "sending", writing=True))
+
+    def _death_message(self) -> str:
+        code = self.zygote.exit_code(timeout=10)
+        if code is None:
+            how = "the process ended"
+        elif code < 0 or code > 128:
+            sig = -code if code < 0 else code - 128
+            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+            how = f"the process was killed by {name}"
+            hint = {"SIGXCPU": f"CPU time limit {self.limits.cpu_seconds} s",
+                    "SIGXFSZ": f"output/file size limit {self.limits.file_bytes >> 20} MiB",
+                    "SIGKILL": f"killed: memory limit {self.limits.describe_memory()} or a signal",
+                    "SIGSEGV": f"a crash, often the memory limit {self.limits.describe_memory()}",
+                    "SIGABRT": f"an abort, often the memory limit {self.limits.describe_memory()}"}.get(name)
+            how += f" ({hint})" if hint else ""
+        else:
+            how = f"the process exited with status {code} (sys.exit / os._exit?)"
+        tail = self._log_tail()
+        return how + (f"; its last output: {tail}" if tail else "")
+
+    def _log_tail(self, limit: int = 400) -> str:
+        return tail(self.log_path, limit) or self.zygote.log_tail(limit)
+
+    def _send(self, request: dict) -> dict:
+        target = request.get("target", "")
+        problem = problem_of(target)
+        if problem in self.broken:
+            raise SandboxFailure(self.broken[problem])
+        if self.timeouts.get(problem, 0) >= self.limits.timeouts_per_problem:
+            raise SandboxFailure(f"not run: this problem's time budget ran out ({self.timeouts[problem]} of its "
+                                 f"calls timed out after {self.limits.time_per_test:g} s)")
+        if len(self.strikes.get(target, ())) >= 2:  # don't pay a hang or a restart again and again
+            raise SandboxFailure(f"{target} was not called again: twice already, "
+                                 f"{' / '.join(self.strikes[target])}")
+        deadline = self._deadline or time.monotonic() + self.limits.time_per_test
+        loading = False
+        try:
+            started = time.monotonic()
+            self._start()
+            spent = time.monotonic() - started  # a (re)start is the grader's time, not the test's:
+            deadline += spent                   # this call's, and the rest of the test's
+            if self._deadline is not None:
+                self._deadline += spent
+            if problem and problem not in self._touched:
+                loading = True  # import it alone first: a crash now is the module's, not the call's
+                self._write(codec.dumps({"op": "load", "target": problem, "id": "load"}), deadline)
+                self._read(deadline, f"loading {problem}.py")
+                self._touched.add(problem)
+                loading = False
+            request = {**request, "id": secrets.token_hex(8)}
+            self._write(codec.dumps(request), deadline)
+            response = self._read(deadline, target)
+            if type(response) is not dict or response.pop("id", None) != request["id"]:
+                self._kill()
+                raise SandboxFailure(f"{target}: the worker's reply does not match the request "
+                                     "(someone wrote on the protocol pipe); it was restarted")
+        except TimeoutError:
+            self._kill()
+            if loading:
+                self.broken[problem] = (f"{problem}.py did not finish loading within "
+                                        f"{self.limits.time_per_test:g} s")
+                raise SandboxFailure(self.broken[problem]) from None
+            self.strikes.setdefault(target, []).append("it timed out")
+            self.timeouts[problem] = self.timeouts.get(problem, 0) + 1
+            raise SandboxFailure(f"timed out after {self.limits.time_per_test:g} s in {target}; "
+                                 "the worker was restarted") from None
+        except (EOFError, BrokenPipeError):
+            why = self._death_message()
+            self._kill()
+            if loading:
+                self.broken[problem] = f"{problem}.py kills the worker when it is loaded: {why}"
+                raise SandboxFailure(self.broken[problem]) from None
+            self.strikes.setdefault(target, []).append(why.split(";")[0])
+            raise SandboxFailure(f"{target}: {why}; the worker was restarted") from None
+        raised = response.get("raised")
+        if type(raised) is dict and raised.get("type") == "MemoryError":
+            self._kill()  # a process that ran out of memory may be in any state
+            self.strikes.setdefault(target, []).append("it ran out of memory")
+            raise SandboxFailure(f"{target} ran out of memory (limit {self.limits.describe_memory()}); "
+                                 "the worker was restarted")
+        return response

@@ -1,0 +1,378 @@
+"""The sandbox worker: run as ``python -I worker.py CONFIG_JSON`` by grader/sandbox/sandbox.py.
+
+Trusted until the last lines of ``main``: it narrows what the process can see and do (told
+``pivot`` (unshare's namespaces) it builds its own root holding only Python, its seam, its copy
+of the submission and a scratch tmpfs, then pivot_root()s into it; bwrap has already done the
+same before it started), sets rlimits, drops to its uid, restricts itself to ``landlock``'s
+allow-list where it is given one, imports the seam (and torch) and only then
+touches student code, answering requests on one pipe with responses on another (their fds are
+in the config; stdout and stderr go to a log file). Frames are an 8-byte big-endian length
+followed by JSON (seam/codec.py).
+
+It is told decisions, never a mode's name (grader/sandbox/isolation.py makes them): ``pivot``,
+``pid_ns`` (kill(-1) reaches only the sandbox), ``landlock`` (an allow-list, or None), ``uid``
+(the leased uid to drop to, or None: it keeps the zygote's).
+"""
+
+import ctypes
+import importlib
+import json
+import os
+import platform
+import resource
+import select
+import shutil
+import signal
+import socket
+import sys
+
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
+MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC, MS_PRIVATE, MS_RELATIME = 1024, 2048, 4096, 16384, 1 << 18, 1 << 21
+MNT_DETACH = 2
+# statvfs f_flag bits -> mount flags a read-only remount must keep (a user namespace may not
+# drop flags it inherited: EPERM otherwise)
+KEPT = {2: MS_NOSUID, 4: MS_NODEV, 8: MS_NOEXEC, 1024: MS_NOATIME, 2048: MS_NODIRATIME, 4096: MS_RELATIME}
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "ppc64le": 203, "s390x": 217, "riscv64": 41}
+DEVICES = ("null", "zero", "full", "random", "urandom")
+
+
+def _mount(libc, source, target, fstype, flags, data=None):
+    enc = lambda s: None if s is None else s.encode()
+    if libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount {target}: {os.strerror(err)}")
+
+
+def _bind(libc, src: str, dst: str, flags: int = MS_RDONLY) -> None:
+    if os.path.isdir(src):
+        os.makedirs(dst, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        open(dst, "a").close()
+    _mount(libc, src, dst, None, MS_BIND | MS_REC)
+    if flags & MS_RDONLY:
+        kept = sum(m for bit, m in KEPT.items() if os.statvfs(dst).f_flag & bit)
+        _mount(libc, None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY | kept)
+
+
+def build_root(cfg: dict) -> None:
+    """We are root of fresh mount and pid namespaces (unshare): make a tmpfs root holding only
+    the view the sandbox computed (the same one bwrap gets), then pivot_root into it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    new = cfg["newroot"]
+    _mount(libc, None, "/", None, MS_REC | MS_PRIVATE)
+    _mount(libc, "tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
+    for op, *args in cfg["view"]:
+        if op == "ro-bind":
+            _bind(libc, args[0], new + args[1])
+        elif op == "dev-bind":
+            _bind(libc, args[0], new + args[1], flags=0)
+        elif op == "symlink":
+            os.makedirs(os.path.dirname(new + args[1]), exist_ok=True)
+            os.symlink(args[0], new + args[1])
+        elif op == "tmpfs":
+            path, size, perms = args
+            os.makedirs(new + path, exist_ok=True)
+            _mount(libc, "tmpfs", new + path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode={perms}")
+        else:
+            raise ValueError(f"unknown view op {op!r}")
+    for name in DEVICES:
+        _bind(libc, f"/dev/{name}", f"{new}/dev/{name}", flags=0)
+    os.makedirs(f"{new}/proc", exist_ok=True)
+    _mount(libc, "proc", f"{new}/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    _mount(libc, None, new, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    os.chdir(new)
+    number = SYS_PIVOT_ROOT.get(platform.machine())
+    if number is not None and libc.syscall(number, b".", b".") == 0:  # old root stacks on top ...
+        if libc.umount2(b".", MNT_DETACH) != 0:                        # ... and is detached here
+            raise OSError(ctypes.get_errno(), "umount of the old root failed")
+    elif cfg["uid"] is None:  # a worker keeping its capabilities could chroot back out
+        raise OSError(ctypes.get_errno(), f"pivot_root failed on {platform.machine()}")
+    else:
+        # Docker's seccomp refuses pivot_root even with --cap-add SYS_ADMIN: chroot instead. The
+        # old root stays mounted but out of reach: the zygote runs no student code, and each
+        # worker drops every capability (its uid) before any, so none can chroot back out.
+        os.chroot(".")
+    os.chdir("/")
+
+
+def _cap(which, value) -> None:
+    if value is not None:
+        resource.setrlimit(which, (value, value))
+
+
+def address_space_bytes() -> int:
+    """This process's mapped address space now (VmSize)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def set_memory_limit(headroom: int | None) -> None:
+    """Cap the address space at what torch's import already mapped plus ``headroom``: the
+    import alone maps ~0.75 GiB with CPU torch and ~3.1 GiB with CUDA torch, so a fixed cap
+    would leave a test very different room on the two builds."""
+    if headroom is not None:
+        _cap(resource.RLIMIT_AS, address_space_bytes() + headroom)
+
+
+def set_limits(limits: dict) -> None:
+    _cap(resource.RLIMIT_CPU, limits.get("cpu_seconds"))
+    _cap(resource.RLIMIT_FSIZE, limits.get("file_bytes"))
+    _cap(resource.RLIMIT_NOFILE, 256)
+    _cap(resource.RLIMIT_CORE, 0)
+    _cap(resource.RLIMIT_NPROC, limits.get("processes"))
+
+
+def drop_privileges(uid) -> None:
+    if uid is None:
+        return
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+
+
+def serve(cfg: dict, req_fd: int, resp_fd: int) -> None:
+    """The worker proper, in a child forked for one submission: confine, then answer requests."""
+    set_limits(cfg["limits"])
+    drop_privileges(cfg["uid"])
+    os.umask(0o077)
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with the zygote
+    if os.getppid() != cfg["zygote_pid"]:
+        os._exit(1)  # the zygote died before the line above
+    # The walls go up while this is the process's only thread (torch starts its pool below):
+    import seccomp                 # grader/sandbox/seccomp.py, copied beside this script
+    seccomp.install()              # every mode: no chmod, keyrings, SysV IPC, sockets, namespaces
+    if cfg["landlock"] is not None:  # from here on: its allow-list only (no /proc of others, no TCP)
+        import landlock            # grader/sandbox/landlock.py, copied beside this script
+        landlock.restrict(cfg["landlock"]["read"] + [f"/proc/{os.getpid()}"], cfg["landlock"]["write"],
+                          cfg["landlock"]["devices"])
+    import torch
+    torch.set_num_threads(cfg["threads"])
+    set_memory_limit(cfg["limits"]["memory_bytes"])  # torch is mapped already: headroom for tests
+    from seam import codec
+    from seam.callee import Callee
+    from seam.frames import MAX_FRAME, read_frame, write_frame
+    callee = Callee(cfg["submission"], "submission", filtered=True)
+    write_frame(resp_fd, codec.dumps({"ready": True}))
+    while True:
+        try:
+            request = codec.loads(read_frame(req_fd))
+        except EOFError:
+            os._exit(0)
+        response = callee.handle(request)
+        rid = request.get("id") if type(request) is dict else None
+        try:
+            payload = codec.dumps({**response, "id": rid})
+            if len(payload) > MAX_FRAME:
+                raise ValueError(f"the result is too large to send back ({len(payload) >> 20} MiB; "
+                                 f"the limit is {MAX_FRAME >> 20} MiB)")
+        except (TypeError, ValueError, MemoryError) as e:
+            payload = codec.dumps({"raised": {"type": "Unsupported", "message": str(e)[:500],
+                                              "where": ""}, "id": rid})
+        write_frame(resp_fd, payload)
+
+
+# -- the zygote ----------------------------------------------------------------------------
+def warm_torch() -> None:
+    """Pay torch's lazy imports once, here, not in every worker forked from the zygote: the first
+    optimizer step imports torch._dynamo (and sympy with it), ~2.3 s, a fifth of a submission's
+    grading on 2 cores. CPU tensors only: CUDA must not be initialised before a fork."""
+    import torch
+    import torch.utils.flop_counter  # noqa: F401  (problem 3's oracle, and students use it)
+    p = torch.nn.Parameter(torch.zeros(2))
+    p.grad = torch.ones(2)
+    for optimizer in (torch.optim.AdamW, torch.optim.SGD):
+        optimizer([p]).step()
+
+
+# Importing torch costs seconds; forking costs milliseconds. The zygote imports the seam and
+# torch once, runs no student code, and forks a fresh child for each submission (and after each
+# crash). Between two children it kills every process the last one left (it is their subreaper,
+# and in a pid namespace kill(-1) reaches them all) and empties the scratch folder, so nothing
+# of one submission is left for the next. Control messages (JSON, one per datagram, file
+# descriptors attached with SCM_RIGHTS) travel on a SEQPACKET socket.
+
+def _send(ctl: socket.socket, message: dict) -> None:
+    ctl.send(json.dumps(message).encode())
+
+
+def _descendants() -> list[int]:
+    out, todo = [], [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children") as f:
+                    kids = [int(k) for k in f.read().split()]
+            except OSError:
+                continue
+            out += kids
+            todo += kids
+    return out
+
+
+# The backstops: the syscall filter keeps a worker from making keys and IPC objects at all.
+KEYCTL_CLEAR, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = 7, -4, -5
+IPC_RMID = 0
+
+
+def clear_keyrings() -> None:
+    """As the worker's uid: empty its user keyrings, which the kernel keeps per uid."""
+    import seccomp
+    libc = ctypes.CDLL(None, use_errno=True)
+    number = seccomp.ARCHES.get(platform.machine(), (0, 0, 0, 0, {}))[4].get("keyctl")
+    for ring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
+        if number:
+            libc.syscall(number, KEYCTL_CLEAR, ring)
+
+
+def remove_ipc(uid: int) -> None:
+    """Remove the SysV shared memory, queues and semaphores ``uid`` owns (in our IPC namespace)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for kind, remove in (("shm", lambda i: libc.shmctl(i, IPC_RMID, None)),
+                         ("msg", lambda i: libc.msgctl(i, IPC_RMID, None)),
+                         ("sem", lambda i: libc.semctl(i, 0, IPC_RMID))):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                header, *rows = [line.split() for line in f]
+        except (OSError, ValueError):
+            continue
+        for row in rows:
+            fields = dict(zip(header, row))
+            if int(fields.get("uid", -1)) == uid or int(fields.get("cuid", -1)) == uid:
+                remove(int(row[1]))
+
+
+def clean_up(cfg: dict) -> None:
+    """Kill whatever the last child left behind, reap it, and empty the scratch folder."""
+    for _ in range(100):
+        if cfg["pid_ns"]:
+            try:
+                os.kill(-1, signal.SIGKILL)  # everyone in our pid namespace but us and its init
+            except ProcessLookupError:
+                pass
+        left = _descendants()
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+        if not left and not _descendants():
+            break
+    if cfg["uid"] is not None:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                drop_privileges(cfg["uid"])
+                if not cfg["pid_ns"]:
+                    os.kill(-1, signal.SIGKILL)  # its uid's processes outside our tree (none can leave it)
+                clear_keyrings()
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        remove_ipc(cfg["uid"])
+    work = cfg["work"]
+    for name in os.listdir(work):
+        path = os.path.join(work, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+def main() -> None:
+    cfg = json.loads(sys.argv[1])
+    ctl = socket.socket(fileno=cfg["ctl"])
+    if cfg["pivot"]:
+        build_root(cfg)
+    os.chdir(cfg["work"])
+    libc = ctypes.CDLL(None)
+    libc.prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG: die with the grader (or bwrap, unshare)
+    libc.prctl(36, 1, 0, 0, 0)      # PR_SET_CHILD_SUBREAPER: orphans of a child come to us
+    libc.prctl(4, 0, 0, 0, 0)       # PR_SET_DUMPABLE 0: no ptrace, no /proc/PID/mem of the zygote
+    # No getppid() == 1 test for "the grader is gone": in a container the grader is often PID 1
+    # itself. A gone grader closes the control socket, and the zygote exits on EOF below.
+    keep = {k: v for k, v in os.environ.items()
+            if k in ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_HOME")}
+    os.environ.clear()
+    os.environ.update(keep)
+    os.environ.update({"HOME": cfg["work"], "TMPDIR": cfg["work"], "PATH": "/usr/bin:/bin",
+                       "OMP_NUM_THREADS": str(cfg["threads"])})
+    sys.path.insert(0, cfg["lib"])
+    for module in ("seam.codec", "seam.callee"):  # they import torch and numpy, never student code
+        importlib.import_module(module)
+    warm_torch()
+    cfg["zygote_pid"] = os.getpid()
+    _send(ctl, {"ready": True})
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(ctl, 4096, 4)
+        except OSError:
+            data, fds = b"", []
+        if not data:
+            clean_up(cfg)
+            os._exit(0)
+        order = json.loads(data)
+        if order.get("op") != "fork" or len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            continue
+        req_fd, resp_fd, log_fd = fds
+        pid = os.fork()
+        if pid == 0:
+            try:
+                ctl.close()
+                os.dup2(log_fd, 1)
+                os.dup2(log_fd, 2)
+                os.close(log_fd)
+                serve(cfg, req_fd, resp_fd)
+            except BaseException:
+                import traceback
+                traceback.print_exc()
+            finally:
+                os._exit(1)
+        for fd in fds:
+            os.close(fd)
+        status = _await_child(ctl, pid, cfg)
+        clean_up(cfg)
+        _send(ctl, {"exited": status})
+
+
+def _await_child(ctl: socket.socket, pid: int, cfg: dict) -> int:
+    """The child's wait status, when it ends by itself or when the grader says kill."""
+    pidfd = os.pidfd_open(pid)
+    try:
+        while True:
+            ready = select.select([ctl, pidfd], [], [])[0]
+            if pidfd in ready:
+                return os.waitpid(pid, 0)[1]
+            data = ctl.recv(4096)
+            if not data or json.loads(data).get("op") == "kill":
+                os.kill(pid, signal.SIGKILL)
+                status = os.waitpid(pid, 0)[1]
+                if not data:  # the grader is gone
+                    clean_up(cfg)
+                    os._exit(0)
+                return status
+    finally:
+        os.close(pidfd)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,263 @@
+"""The zygote: the confined process that imported torch once, never runs student code, and
+forks one worker per submission (a fresh one after each crash). A Sandbox starts its own; a
+batch job keeps one for all its submissions. What the worker may see is the isolation mode's
+business (isolation.py); this module lays out the zygote's folder, starts it under its mode's
+prefix and speaks its control socket. No Python code runs between fork and exec in the grader
+(no ``preexec_fn``): the grader may be multi-threaded and CUDA-initialised."""
+
+
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from .isolation import Isolation, Layout
+from .cgroup import Group
+from .limits import Limits
+from ..paths import ROOT, SEAM
+from seam import SandboxFailure
+from seam.upload import graded_modules
+
+from .procs import children, kill, tail
+
+WORKER = Path(__file__).with_name("worker.py")
+LANDLOCK = Path(__file__).with_name("landlock.py")
+SECCOMP = Path(__file__).with_name("seccomp.py")
+
+
+class Zygote:
+    """The sandboxed process that forks workers: one per Sandbox, or one per batch job.
+
+    Its folder (0711, root's): lib/ (the seam, the worker script; world-readable), inbox/ (the
+    current submission's modules, restaged before each fork), work/ (scratch, emptied by the
+    zygote between two workers), and a log per worker. In the namespaced modes the zygote's view
+    holds only Python, lib/, inbox/ and a work tmpfs (isolation.py)."""
+
+    def __init__(self, limits: Limits = Limits(), isolation: Isolation | None = None,
+                 cuda: bool = False, hide: tuple[Path, ...] = ()):
+        self.limits = limits
+        self.isolation = isolation or Isolation.detect()
+        self.cuda = cuda
+        self.lease = self.isolation.lease()
+        self.python = self.isolation.python()  # (interpreter, folders it reads)
+        self.uid = self.lease.uid if self.lease else None
+        self.secret = [str(p) for p in (ROOT, *(Path(h).resolve() for h in hide))]
+        # root's and 0711 (enter, not list): a uid-mode worker reaches its inbox and scratch, and
+        # nothing here is its to change but those (no symlink games with the grader's files).
+        self.root = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
+        os.chmod(self.root, 0o711)
+        self.lib, self.inbox, self.work = self.root / "lib", self.root / "inbox", self.root / "work"
+        shutil.copytree(SEAM, self.lib / "seam", ignore=shutil.ignore_patterns("__pycache__"),
+                        copy_function=shutil.copyfile)  # 0644 whatever the checkout's modes
+        shutil.copyfile(WORKER, self.lib / "worker.py")
+        shutil.copyfile(LANDLOCK, self.lib / "landlock.py")
+        shutil.copyfile(SECCOMP, self.lib / "seccomp.py")
+        for d, _, files in os.walk(self.lib):
+            os.chmod(d, 0o755)
+            for f in files:
+                os.chmod(os.path.join(d, f), 0o644)
+        self.inbox.mkdir(mode=0o700)
+        self.work.mkdir(mode=0o700)
+        self._set_folders()
+        self.proc: subprocess.Popen | None = None
+        self.ctl: socket.socket | None = None
+        self.ready = False
+        self.child_alive = False
+        self.forks = 0
+        self.worker_log: Path | None = None
+        # memory and processes of the whole sandbox together, where the machine lets root say so
+        self.cgroup = Group.make(limits.memory_bytes, limits.processes) if os.geteuid() == 0 else None
+
+    # -- the zygote itself ---------------------------------------------------------------
+    @property
+    def layout(self) -> Layout:
+        """Its folders, for the isolation to say what the worker sees of them."""
+        return Layout(root=self.root, lib=self.lib, inbox=self.inbox, work=self.work,
+                      secret=tuple(self.secret), python=self.python,
+                      disk_bytes=self.limits.disk_bytes, cuda=self.cuda)
+
+    def start(self) -> None:
+        """Start the zygote (it imports torch); ``await_ready`` waits for it."""
+        launch = self.isolation.launch(self.layout)
+        cfg = {**launch.config, "uid": self.uid, "threads": self.limits.threads,
+               "limits": {"memory_bytes": self.limits.memory_bytes,
+                          "cpu_seconds": self.limits.cpu_seconds,
+                          "file_bytes": self.limits.file_bytes,
+                          "processes": self.limits.processes if self.uid is not None else None}}
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        cfg["ctl"] = theirs.fileno()
+        self.log_path = self.root / "zygote.log"
+        with open(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as log:
+            self.proc = subprocess.Popen(
+                (self.cgroup.prefix() if self.cgroup else []) + launch.prefix
+                + [self.python[0], "-I", launch.script, json.dumps(cfg)], stdin=subprocess.DEVNULL,
+                stdout=log, stderr=log, close_fds=True, pass_fds=(theirs.fileno(),),
+                start_new_session=True, cwd=launch.cwd)
+        theirs.close()
+        self.ctl = ours
+        self.ready = False
+        self.child_alive = False
+
+    def await_ready(self, deadline: float) -> None:
+        if self.ready:
+            return
+        message = self._recv(deadline)
+        if message != {"ready": True}:
+            why = self.log_tail()
+            self.terminate()
+            raise SandboxFailure(f"the sandbox did not start: {why or message}")
+        self.ready = True
+
+    def _recv(self, deadline: float):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([self.ctl], [], [], left)[0]:
+            return None
+        try:
+            data = self.ctl.recv(4096)
+        except OSError:
+            return None
+        try:
+            return json.loads(data) if data else None
+        except ValueError:
+            return None
+
+    def log_tail(self, limit: int = 400) -> str:
+        return tail(self.log_path, limit)
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def terminate(self) -> None:
+        """Kill the zygote and everything it started."""
+        if self.proc is None:
+            return
+        if self.isolation.pid_namespace:
+            # Kill the namespace's init (unshare's or bwrap's child): the kernel kills everything
+            # else in the PID namespace, and unshare/bwrap, left alive, reap it and exit.
+            for child in children(self.proc.pid):
+                kill(child)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        if self.isolation.sweeps_uid:
+            # every process of the leased uid (kill(-1) from that uid reaches only them)
+            # (none left is ESRCH: not an error, and nothing for the TA's terminal)
+            subprocess.run([self.python[0], "-I", "-c", "import os, contextlib\n"
+                            "with contextlib.suppress(ProcessLookupError): os.kill(-1, 9)"], timeout=10,
+                           user=self.uid, group=self.uid, extra_groups=[], cwd="/")
+        if self.ctl is not None:
+            self.ctl.close()
+        self.proc, self.ctl, self.ready, self.child_alive = None, None, False, False
+
+    def close(self) -> None:
+        self.terminate()
+        if self.cgroup:
+            self.cgroup.kill()
+            self.cgroup.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+        if self.lease:
+            self.lease.release()
+            self.lease = None
+
+    # -- its workers ---------------------------------------------------------------------
+    def fork(self, submission_dir: Path, deadline: float) -> tuple[int, int, Path]:
+        """A fresh worker for ``submission_dir``: (request fd to write, response fd to read, its
+        log). The previous worker must be gone (``kill_child``)."""
+        if not self.alive():
+            self.terminate()
+            self.start()
+        self.await_ready(deadline)
+        self._restage(submission_dir)
+        self.drop_worker_log()
+        self.forks += 1
+        log_path = self.worker_log = self.root / f"worker{self.forks}.log"
+        log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        req_r, req_w = os.pipe()
+        resp_r, resp_w = os.pipe()
+        try:
+            socket.send_fds(self.ctl, [json.dumps({"op": "fork"}).encode()], [req_r, resp_w, log_fd])
+        except OSError as e:
+            for fd in (req_w, resp_r):
+                os.close(fd)
+            self.terminate()
+            raise SandboxFailure(f"the sandbox's zygote is gone ({e}): {self.log_tail()}") from None
+        finally:
+            for fd in (req_r, resp_w, log_fd):
+                os.close(fd)
+        self.child_alive = True
+        os.set_blocking(req_w, False)
+        return req_w, resp_r, log_path
+
+    def _set_folders(self) -> None:
+        """The modes and owners of the zygote's folders, set again before each fork: all root's
+        (the grader's), none the worker's, so no student can change them for the next. Outside a
+        namespace a leased worker reaches its inbox (read) and scratch (write) through its group."""
+        for path, alone, shared in ((self.root, 0o711, 0o711), (self.lib, 0o755, 0o755),
+                                    (self.inbox, 0o755, 0o750), (self.work, 0o755, 0o770)):
+            if self.group_id is not None:
+                os.chown(path, os.geteuid(), self.group_id)
+            os.chmod(path, alone if self.group_id is None else shared)
+
+    @property
+    def group_id(self) -> int | None:
+        """The worker's group where it reaches the zygote's folders through it (a leased uid
+        outside a namespace); None where they are 0755 (inside one, they are bound read-only)."""
+        return self.uid if self.isolation.by_group else None
+
+    def drop_worker_log(self) -> None:
+        """Delete the last worker's log (its tail was read when it ended): one log at a time, at
+        most ``Limits.file_bytes``, never one student's beside the next's."""
+        if self.worker_log is not None:
+            self.worker_log.unlink(missing_ok=True)
+            self.worker_log = None
+
+    def _restage(self, submission_dir: Path) -> None:
+        """inbox/ := the expected modules of ``submission_dir``, and nothing else."""
+        self._set_folders()
+        for old in self.inbox.iterdir():
+            old.unlink() if not old.is_dir() or old.is_symlink() else shutil.rmtree(old)
+        for src in graded_modules(submission_dir):  # the locator's rule: what seam.check shows
+            dest = self.inbox / src.name
+            shutil.copyfile(src, dest)
+            if self.group_id is not None:  # root's, readable by the worker's group alone
+                os.chown(dest, os.geteuid(), self.group_id)
+            os.chmod(dest, 0o644 if self.group_id is None else 0o640)
+
+    def exit_code(self, timeout: float) -> int | None:
+        """The ended worker's exit code (negative: killed by that signal), once the zygote has
+        cleaned up after it; None if the zygote does not say."""
+        if not self.child_alive:
+            return None
+        message = self._recv(time.monotonic() + timeout)
+        if type(message) is dict and type(message.get("exited")) is int:
+            self.child_alive = False
+            return os.waitstatus_to_exitcode(message["exited"])
+        self.terminate()  # no word from the zygote: start over
+        return None
+
+    def kill_child(self) -> None:
+        """Kill the current worker and whatever it started; the zygote survives for the next."""
+        if not self.child_alive:
+            return
+        try:
+            self.ctl.send(json.dumps({"op": "kill"}).encode())
+        except OSError:
+            self.terminate()
+            return
+        self.exit_code(timeout=10)

@@ -1,0 +1,184 @@
+"""Limits per sandbox and per student (red team #14, #15, #16, #23): an upload's module is capped
+before it is copied, one worker log at a time (deleted with the student), a scratch folder
+measured where it is not a tmpfs, and a time budget per problem."""
+
+import json
+import os
+import time
+
+import pytest
+
+from grader.sandbox.cgroup import BASELINE_BYTES
+from grader.grade import grade
+from grader.sandbox.isolation import Isolation, IsolationUnavailable
+from grader.sandbox.limits import Limits
+from grader.sandbox.sandbox import Sandbox
+from grader.sandbox.zygote import Zygote
+from seam.upload import MAX_MODULE_BYTES, locate
+from seam import SandboxFailure
+
+VEHICLE = "intensity"
+
+
+def test_a_sparse_module_is_neither_copied_nor_graded(tmp_path):
+    """A 1 GiB sparse file takes 0 bytes on disk: its stated size is what counts."""
+    folder = tmp_path / "upload"
+    folder.mkdir()
+    with open(folder / f"{VEHICLE}.py", "wb") as f:
+        f.truncate(1 << 30)
+    (folder / "flops.py").write_text("x = 1\n")
+    notes = locate(folder).notes
+    assert f"{VEHICLE}.py is 1024 MiB; a module may be at most {MAX_MODULE_BYTES >> 20} MiB: not graded " \
+           "(that problem scores 0)" in notes, notes
+    zygote = Zygote(Limits(), Isolation.detect())
+    try:
+        zygote._restage(folder)
+        assert sorted(p.name for p in zygote.inbox.iterdir()) == ["flops.py"]
+    finally:
+        zygote.close()
+
+
+def test_a_module_at_the_cap_is_graded(tmp_path):
+    folder = tmp_path / "upload"
+    folder.mkdir()
+    (folder / f"{VEHICLE}.py").write_text("#" * (MAX_MODULE_BYTES - 1) + "\n")
+    assert not [n for n in locate(folder).notes if "at most" in n]
+
+
+CHATTY = '''
+import os, sys
+def ridge_point(*args):
+    sys.stdout.write("x" * 100000)
+    sys.stdout.flush()
+    os._exit(3)
+matmul_intensity = elementwise_intensity = ridge_point
+'''
+
+
+def test_one_worker_log_at_a_time_deleted_with_the_student(tmp_path):
+    """A batch job's zygote grades student after student: it keeps no log of one for the next."""
+    (tmp_path / f"{VEHICLE}.py").write_text(CHATTY)
+    zygote = Zygote(Limits(time_per_test=20), Isolation.detect())
+    box = Sandbox(tmp_path, zygote=zygote)
+    try:
+        for name in ("ridge_point", "matmul_intensity", "elementwise_intensity"):
+            with pytest.raises(SandboxFailure, match="exited with status 3"):
+                getattr(box.intensity, name)(1.0, 1.0)
+            logs = sorted(p.name for p in box.zygote.root.glob("worker*.log"))
+            assert len(logs) == 1, logs
+        assert box.starts == 3
+        box.close()
+        assert zygote.root.exists() and not list(zygote.root.glob("worker*.log"))
+    finally:
+        box.close()
+        zygote.close()
+
+
+SCRIBBLER = '''
+def ridge_point(peak, bw):
+    for i in range(6):
+        with open(f"blob{i}", "wb") as f:
+            f.write(b"x" * (60 << 20))
+    return 1.0
+'''
+
+
+def unnamespaced_modes():
+    out = []
+    for mode in ("landlock", "uid", "process"):
+        try:
+            out.append(pytest.param(Isolation.detect(mode), id=mode))
+        except IsolationUnavailable as e:
+            out.append(pytest.param(None, id=mode, marks=pytest.mark.skip(reason=f"not here: {e}")))
+    return out
+
+
+@pytest.mark.parametrize("isolation", unnamespaced_modes())
+def test_a_scratch_folder_is_measured_where_it_is_no_tmpfs(tmp_path, isolation):
+    """Red team #15: each file stays under the 64 MiB file cap, together they pass the 256 MiB
+    scratch cap, and the worker is killed for it."""
+    (tmp_path / f"{VEHICLE}.py").write_text(SCRIBBLER)
+    box = Sandbox(tmp_path, Limits(time_per_test=60), isolation=isolation)
+    try:
+        with pytest.raises(SandboxFailure, match=f"wrote more than {Limits.disk_bytes >> 20} MiB to its scratch"):
+            box.intensity.ridge_point(1.0, 1.0)
+    finally:
+        box.close()
+
+
+HANGS = '''
+def _hang(*args):
+    while True:
+        pass
+matmul_intensity = elementwise_intensity = ridge_point = is_compute_bound = roofline_seconds = _hang
+'''
+
+
+def test_a_problem_that_hangs_every_call_spends_its_budget_once(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / f"{VEHICLE}.py").write_text(HANGS)
+    out = tmp_path / "results.json"
+    started = time.monotonic()
+    assert grade(tmp_path / "sub", out, gpu="skip", time_limit=1.0, quiet=True, problems=[VEHICLE]) == 0
+    elapsed = time.monotonic() - started
+    tests = json.loads(out.read_text())["tests"]
+    timed_out = [t for t in tests if t["output"].startswith("timed out after 1 s")]
+    budget = [t for t in tests if "not run: this problem's time budget ran out" in t["output"]]
+    assert len(timed_out) == Limits.timeouts_per_problem, [t["output"][:120] for t in tests]
+    assert budget and len(timed_out) + len(budget) <= len(tests)
+    assert all(t["score"] == 0 for t in tests)
+    assert elapsed < 60, elapsed
+    assert os.path.exists(out)
+
+
+HOARDERS = '''
+import os, time
+def ridge_point(peak, bw):
+    kids = []
+    for _ in range(3):                      # three processes, each under the per-process limit
+        pid = os.fork()
+        if pid == 0:
+            block = bytearray(3 << 28)      # 0.75 GiB, touched (each under its 1 GiB)
+            for i in range(0, len(block), 4096):
+                block[i] = 1
+            time.sleep(3)
+            os._exit(0)
+        kids.append(pid)
+    held = sum(os.waitpid(pid, 0)[1] == 0 for pid in kids)
+    return float(held)
+'''
+
+
+def test_memory_is_limited_per_sandbox_not_per_process(tmp_path):
+    """Red team #13: three children of one worker held 4.5 GiB against a 3.25 GiB limit. With a
+    cgroup (where root may make one) they are counted together, and one is killed. (Here at a
+    1 GiB headroom: each child stays under its own address-space cap, the three together do not.)"""
+    (tmp_path / f"{VEHICLE}.py").write_text(HOARDERS)
+    limits = Limits(time_per_test=120, memory_bytes=1 << 30)
+    box = Sandbox(tmp_path, limits)
+    try:
+        if box.zygote.cgroup is None:
+            pytest.skip("not here: no cgroup this grader may make (the rlimits hold per process)")
+        held = box.intensity.ridge_point(1.0, 1.0)
+        peak = box.zygote.cgroup.peak_bytes()
+    finally:
+        box.close()
+    assert held < 3, "all three children held their 0.75 GiB at once"
+    assert peak is not None and peak <= limits.memory_bytes + BASELINE_BYTES, peak
+
+
+def test_without_a_cgroup_the_grader_watches_the_sandboxs_memory(tmp_path, monkeypatch):
+    """Where no cgroup can be made (a default Docker container), the grader sums the memory of
+    the sandbox's processes while it waits, and kills the worker past the same cap."""
+    from grader.sandbox.cgroup import Group
+    monkeypatch.setattr(Group, "make", classmethod(lambda cls, *a: None))
+    (tmp_path / f"{VEHICLE}.py").write_text(HOARDERS)
+    limits = Limits(time_per_test=120, memory_bytes=1 << 30)
+    box = Sandbox(tmp_path, limits)
+    try:
+        assert box.zygote.cgroup is None
+        with pytest.raises(SandboxFailure, match=r"its processes held \d\.\d\d GiB together, over the "
+                                                 r"sandbox's 2\.00 GiB; the worker was restarted"):
+            box.intensity.ridge_point(1.0, 1.0)
+    finally:
+        box.close()

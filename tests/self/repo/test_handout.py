@@ -1,0 +1,57 @@
+"""The handout agrees with the rubric (the points markers on the tests); test_snapshots.py checks the snapshots."""
+
+import re
+from pathlib import PurePosixPath
+
+import pytest
+
+from grader.paths import ROOT
+from grader.rubric import HANDOUT, collect, handout_table, points_by_problem, stale
+from seam.problems import PROBLEMS, problem_number, section
+
+@pytest.fixture(scope="module")
+def facts():
+    return collect()
+
+
+def test_every_problem_is_graded(facts):
+    table = points_by_problem(facts)
+    assert all(row["public"] > 0 and row["hidden"] > 0 for row in table.values()), table
+
+
+def test_handout_is_generated_from_registry_and_rubric(facts):
+    """The problem table and every section's heading and points line, as `rubric --write` writes them."""
+    assert stale(facts) == [], "run `python -m grader rubric --write`"
+
+
+@pytest.mark.parametrize("problem", PROBLEMS)
+def test_problem_section_states_its_points(facts, problem):
+    """The points line reads what the tests' markers add up to (independently of rubric.py's writer)."""
+    text = (ROOT / section(problem)).read_text()
+    link = PurePosixPath(section(problem)).relative_to(HANDOUT.parent.relative_to(ROOT).as_posix())
+    assert text.startswith(f"# {problem_number(problem)}. {problem} — {PROBLEMS[problem].title}\n")
+    row = points_by_problem(facts)[problem]
+    m = re.search(r"\*\*Points: ([\d.]+)\*\* \(public ([\d.]+), hidden ([\d.]+)\)", text)
+    assert m, f"{section(problem)} needs a '**Points: T** (public P, hidden H)' line"
+    assert tuple(map(float, m.groups())) == (row["public"] + row["hidden"], row["public"], row["hidden"])
+    assert f"| {problem_number(problem)} | `{problem}` | [{PROBLEMS[problem].title}]({link}) " \
+        f"| {row['public']:g} | {row['hidden']:g} |" in handout_table()
+
+
+
+def test_the_gradescope_settings_match_the_rubric_and_the_limits(facts):
+    """README's Gradescope settings: the total to enter is the rubric's CPU points, the GPU
+    assignment's its GPU points, and the timeout covers the worst case the limits allow."""
+    from grader.sandbox.limits import Limits
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("### Gradescope settings")
+    end = readme.find("\n## ", start)
+    block = readme[start:end if end > 0 else None]
+    total, gpu = sum(f.points for f in facts), sum(f.points for f in facts if f.gpu)
+    assert f"| total points | {total - gpu:g} | the rubric's {total:g} less the {gpu:g} GPU points" in block
+    assert f"a second Gradescope assignment worth {gpu:g} points" in block
+    limits = Limits()
+    bound = limits.startup + len(PROBLEMS) * limits.timeouts_per_problem * limits.time_per_test
+    minutes = int(re.search(r"\| autograder timeout \| (\d+) minutes \|", block).group(1))
+    assert minutes * 60 >= bound and f"{bound / 60:.0f} min" in block
+    assert f"{limits.memory_bytes / (1 << 30):g} GiB beyond torch" in block

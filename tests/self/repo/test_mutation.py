@@ -1,0 +1,128 @@
+"""Mutation testing (tests/self/mutation): the mutator's operators and scope, the runner's verdicts
+(killed, survived, timeout) on real mutants of the reference, and that the committed record is
+current and meets the bar (>= 90% of non-equivalent mutants killed per problem, >= 95% overall)."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from grader.paths import REFERENCE, ROOT
+from tests.self.mutation import __main__ as mutation
+from tests.self.mutation.mutants import Mutant, module_mutants, mutants
+
+TOY = '''"""A module docstring."""
+import math
+
+
+def given(x):
+    return x + 1
+
+
+def todo(x: int, y: float = 2.0) -> float:
+    """Docstring: 1 + 2 stays."""
+    if x <= 0 or not y:
+        raise ValueError(f"x must be > {0}, got {x}")
+    total = 0
+    for i in range(x):
+        total += i * y
+    print("side effect")
+    return max(total, math.floor(-y)) ** 2
+'''
+STUB = '''"""A module docstring."""
+
+
+def given(x):
+    return x + 1
+
+
+def todo(x: int, y: float = 2.0) -> float:
+    raise NotImplementedError
+'''
+
+
+def test_operators_and_scope():
+    got = {m.id for m in mutants(TOY, STUB)}
+    expected = {
+        "todo: x <= 0 or not y -> (x <= 0 and (not y))",
+        "todo: x <= 0 -> (x < 0)",
+        "todo: 0 -> (1)",
+        "todo: not y -> (y)",
+        'todo: raise ValueError(f"x must be > {0}, got {x}") -> pass',
+        "todo: 0 -> (1) #2",                      # total = 0
+        "todo: total += i * y -> total -= i * y",
+        "todo: i * y -> (i / y)",
+        'todo: print("side effect") -> pass',
+        "todo: max -> min",
+        "todo: math.floor -> math.ceil",
+        "todo: -y -> (y)",
+        "todo: max(total, math.floor(-y)) ** 2 -> (max(total, math.floor(-y)) * 2)",
+        "todo: 2 -> (3)",
+    }
+    assert got == expected, f"missing {expected - got}, unexpected {got - expected}"
+
+
+def test_untouched_text_and_line_numbers():
+    for m in mutants(TOY, STUB):
+        ast.parse(m.source)  # every mutant is valid Python
+        before, after = TOY.splitlines(), m.source.splitlines()
+        assert len(before) == len(after)
+        changed = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
+        assert changed == [m.line - 1], f"{m.id} changed lines {changed}, not only its own ({m.line})"
+        assert '"""Docstring: 1 + 2 stays."""' in m.source and "y: float = 2.0" in m.source
+
+
+def test_ids_are_stable_under_edits_elsewhere():
+    shifted = TOY.replace("import math\n", "import math\n\nCONSTANT = 3 + 4\n")
+    assert [m.id for m in mutants(TOY, STUB)] == [m.id for m in mutants(shifted, STUB)]
+
+
+def test_every_reference_module_mutates_only_what_students_write():
+    for problem in ("intensity", "modules"):
+        ms = module_mutants(REFERENCE, ROOT / "student_stubs", problem)
+        assert len({m.id for m in ms}) == len(ms) and len(ms) > 20
+    modules = {m.function for m in module_mutants(REFERENCE, ROOT / "student_stubs", "modules")}
+    assert "Linear.forward" in modules and "Cruncher.__init__" in modules
+
+
+def test_equivalent_file_format():
+    text = "# t\n\nintro line\n\n## flops\n\n- `f: a -> (b)`\n  first line\n  second line\n\n## intensity\n"
+    assert mutation.parse_equivalent(text) == {"flops": {"f: a -> (b)": "first line second line"}, "intensity": {}}
+
+
+@pytest.mark.e2e  # it grades (or runs a suite) end to end: not in the fast loop
+def test_runner_kills_times_out_and_lets_survive():
+    source = (REFERENCE / "intensity.py").read_text()
+    killed = next(m for m in mutants(source, (ROOT / "student_stubs/intensity.py").read_text())
+                  if m.id == "matmul_intensity: 2 -> (3)")
+    hang = Mutant("hang", "ridge_point", 1, source.replace("    return float(peak_flops / bandwidth)",
+                                                           "    while True:\n        pass"))
+    same = Mutant("unchanged", "none", 1, source)
+    verdicts = {}
+    mutation.run_mutants([("intensity", m) for m in (killed, hang, same)], workers=2, timeout=20,
+                         on_done=lambda p, m, by: verdicts.setdefault(m.id, by))
+    assert verdicts[killed.id] and verdicts[killed.id] != "timeout"
+    assert verdicts["hang"] == "timeout"
+    assert verdicts["unchanged"] is None
+
+
+def test_record_is_current_and_meets_the_bar(capsys):
+    code = mutation.main(["--check"])
+    out = capsys.readouterr().out
+    assert code == 0, ("mutation record stale or below the bar: run `python -m tests.self.mutation` "
+                       "(only what changed reruns)\n" + out)
+
+
+def test_the_hash_covers_what_the_graded_tests_import(monkeypatch):
+    """tests/checks.py, the conftest and the seam are in every problem's hash, so changing them
+    makes every problem's record stale; another problem's tests, and the reference, are not."""
+    optim, tensors = set(mutation.hashed_files("optim")), set(mutation.hashed_files("tensors"))
+    shared = {ROOT / "tests/checks.py", ROOT / "tests/conftest.py", ROOT / "seam/codec.py", ROOT / "seam/honest.py"}
+    assert shared <= optim & tensors
+    assert ROOT / "tests/hidden/test_optim.py" in optim - tensors
+    assert ROOT / "seam/probes/optim.py" in optim - tensors
+    assert not any(f.is_relative_to(REFERENCE) for f in optim | tensors)
+    before = {p: mutation.tests_hash(p) for p in ("optim", "tensors")}
+    read = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: read(self) + b"#" if self.name == "checks.py" else read(self))
+    assert all(mutation.tests_hash(p) != h for p, h in before.items())

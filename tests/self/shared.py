@@ -1,0 +1,67 @@
+"""What one test run computes once and every xdist worker reads: a graded reference, a score.
+
+``once(tmp_path_factory, name, compute)`` returns ``compute()``'s JSON value, computed by the
+first worker to ask (under a file lock, so the other waits instead of computing it too) and
+kept in the run's shared temporary folder. The folder is the run's own: a later run computes
+again, so nothing stale is read. Values are JSON, not pickles: what a worker wrote is data.
+"""
+
+import fcntl
+import json
+import os
+import re
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+
+def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder all workers of this run share: pytest-N/ (a worker's own basetemp is
+    pytest-N/popen-gwK/, made by xdist; without xdist the basetemp is pytest-N/ itself)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def once(tmp_path_factory: pytest.TempPathFactory, name: str, compute: Callable[[], object]):
+    if not re.fullmatch(r"[\w.-]+", name):
+        raise ValueError(f"a shared value's name is a file name, not {name!r}")
+    folder = run_folder(tmp_path_factory) / "shared"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{name}.json"
+    with open(folder / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also if compute() raises
+        if path.exists():
+            return json.loads(path.read_text())
+        value = compute()
+        part = path.with_suffix(".part")
+        part.write_text(json.dumps(value))
+        os.replace(part, path)  # a reader sees the whole value or none (and then waits for the lock)
+        return value
+
+
+def grade_cli(submission: Path, out: Path, *extra: str) -> tuple[dict, str]:
+    """`python -m grader grade SUBMISSION --out OUT --gpu skip EXTRA...`, as a TA runs it:
+    (results.json's content, validated; what it printed). Exit 0 or the test fails."""
+    import subprocess
+    import sys
+
+    from grader.paths import ROOT
+    from grader.report import validate
+    proc = subprocess.run([sys.executable, "-m", "grader", "grade", str(submission), "--out", str(out),
+                           "--gpu", "skip", *extra], capture_output=True, text=True, cwd=ROOT, timeout=900)
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stderr[-3000:]}"
+    results = json.loads(Path(out).read_text())
+    validate(results)
+    return results, proc.stdout
+
+
+def graded_reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str]:
+    """The reference graded by the command line (every problem, no GPU), once per test run."""
+    from grader.paths import REFERENCE
+
+    def grade() -> dict:
+        results, table = grade_cli(REFERENCE, run_folder(tmp_path_factory) / "shared" / "reference-results.json")
+        return {"results": results, "table": table}
+    value = once(tmp_path_factory, "graded-reference", grade)
+    return value["results"], value["table"]
