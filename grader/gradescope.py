@@ -31,6 +31,7 @@ from pathlib import Path
 
 from .files import write_atomically
 from .paths import ROOT, TEST_SUPPORT
+from seam.problems import folder
 
 ROOT_ENV = "AUTOGRADER_ROOT"
 DEFAULT_ROOT = "/autograder"
@@ -42,8 +43,8 @@ GPU_NOTE = ("GPU tests are not part of this score: Gradescope has no GPU. They a
 # What the autograder needs of this checkout: the grader, the graded tests and what they import
 # (the seam, the reference), and the files `pip install -e` reads. Not tests/self, benchmarks,
 # deploy or the handout.
-SHIPPED = ("pyproject.toml", "README.md", "grader", "reference", "student_stubs", *TEST_SUPPORT,
-           "tests/public", "tests/hidden")
+SHIPPED = ("pyproject.toml", "README.md", "grader", str(folder("reference")), str(folder("stub")), *TEST_SUPPORT,
+           str(folder("public_test")), str(folder("hidden_test")))
 # (grader/student_bundle: the students' bundle's files; the autograder releases no bundle)
 SKIPPED_NAMES = {"__pycache__", ".git", ".pytest_cache", ".DS_Store", "student_bundle"}
 

@@ -17,6 +17,7 @@ from seam.honest import line, touched
 from seam.probes import student_name
 from seam.problems import PROBLEMS, any_problem, owner
 from tests.checks import NAMED
+from .report import number
 from .gpu import unknown_gpu_message
 from .gpulock import device_lock
 
@@ -111,10 +112,7 @@ class GraderPlugin:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items):
         kept = []
-        facts = [fact_for(item) for item in items]
-        counters: dict[str, int] = {}
-        for fact in sorted(facts, key=lambda f: f.visibility != "visible"):  # stable: written order
-            fact.index = counters[fact.problem] = counters.get(fact.problem, 0) + 1
+        facts = number([fact_for(item) for item in items])
         for item, fact in zip(items, facts):
             if (fact.gpu and self.gpu == "skip") or (not fact.gpu and self.gpu == "only"):
                 continue  # left out by request: --gpu skip drops GPU tests, --gpu only the rest

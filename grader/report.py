@@ -14,6 +14,17 @@ from .paths import SCHEMA
 from .text import clean, indent, one_line
 
 
+def number(facts: list) -> list:
+    """Give each fact its k in <problem>.<k>: the problem's public tests first, then its hidden
+    ones, each in written order (the sort is stable). The plugin numbers every collected test,
+    so a --gpu skip and a --gpu only pass number theirs as one full run does (merge relies on
+    it); the one numbering, also for facts made by hand (build_results)."""
+    counters: dict[str, int] = {}
+    for fact in sorted(facts, key=lambda f: f.visibility != "visible"):
+        fact.index = counters[fact.problem] = counters.get(fact.problem, 0) + 1
+    return facts
+
+
 def _order(fact) -> tuple:
     """Problem by problem, public before hidden; within that, the order the tests are written
     in (facts arrive in collection order and the sort is stable)."""
@@ -32,10 +43,11 @@ def build_results(facts, execution_time: float, notes: list[str], grader: dict |
     ``violations``: the honest-work rules broken (function -> what it used), said first in the
     summary and kept in ``extra_data.honest_work``; each test keeps the functions it called
     (``extra_data.functions``), so that merge charges a rule broken in one pass to the others."""
-    tests, counters = [], {}
+    if any(fact.index is None for fact in facts):  # made by hand, not collected by the plugin
+        number(facts)
+    tests = []
     for fact in sorted(facts, key=_order):
-        k = counters[fact.problem] = counters.get(fact.problem, 0) + 1
-        k = fact.index if fact.index is not None else k  # stable numbers
+        k = fact.index
         if not fact.counted:
             continue  # named in the summary below, not in the total
         passed = fact.outcome == "passed"

@@ -188,7 +188,7 @@ def similarity_of(students: list[dict], archive: Path | None = None) -> dict:
     """Every problem module's flagged pairs (similarity.similar), against each other, the
     reference and the ``archive`` folder's modules (any <problem>.py below it); the stub's given
     code left out."""
-    from ..paths import REFERENCE, ROOT
+    from ..paths import REFERENCE, STUBS
     from .similarity import THRESHOLD, read_modules, similar
     problems = {}
     for p in PROBLEMS:
@@ -200,7 +200,7 @@ def similarity_of(students: list[dict], archive: Path | None = None) -> dict:
             text = read_modules(path.parent, p)
             if text is not None:
                 known[str(path.relative_to(archive))] = text
-        problems[p] = similar(p, theirs, read_modules(ROOT / "student_stubs", p) or "",
+        problems[p] = similar(p, theirs, read_modules(STUBS, p) or "",
                               read_modules(REFERENCE, p), known)
     pairs = sorted((pair for r in problems.values() for pair in r["pairs"]),
                    key=lambda x: (-x["score"], x["problem"], x["a"], x["b"]))
@@ -252,9 +252,9 @@ def write(out: Path, archive: Path | None = None, with_similarity: bool = True) 
         missing = []
     report = build(students, similarity_of(students, archive) if with_similarity else None)
     write_json(Path(out) / REPORT_JSON, report)
-    from ..paths import REFERENCE
+    from ..paths import problem_file
     code = {s["key"]: s["code"] for s in students} | {
-        REFERENCE_NAME: {p: (REFERENCE / f"{p}.py").read_text() for p in PROBLEMS}}
+        REFERENCE_NAME: {p: problem_file(p, "reference").read_text() for p in PROBLEMS}}
     for p in PROBLEMS:  # the archive's files, named as similarity_of names them
         for path in sorted(Path(archive).rglob(f"{p}.py")) if archive is not None else ():
             code.setdefault(f"{ARCHIVE_NAME}{path.relative_to(archive)}", {})[p] = path.read_text(errors="replace")

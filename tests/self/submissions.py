@@ -7,8 +7,10 @@ reference, but this module is mine"; they differ only in how they make that modu
 from collections.abc import Mapping
 from pathlib import Path
 
-from grader.paths import REFERENCE
-from seam.problems import PROBLEMS
+from grader.paths import REFERENCE, problem_file
+from seam.problems import PROBLEMS, files
+
+__all__ = ["REFERENCE", "reference_text", "reference_with"]
 
 
 def reference_with(dest: Path, replaced: Mapping[str, str] | None = None,
@@ -23,9 +25,9 @@ def reference_with(dest: Path, replaced: Mapping[str, str] | None = None,
     dest.mkdir(parents=True, exist_ok=True)
     for problem in problems:
         text = replaced.get(problem)
-        (dest / f"{problem}.py").write_text(text if text is not None else (REFERENCE / f"{problem}.py").read_text())
+        (dest / files(problem).module).write_text(text if text is not None else reference_text(problem))
     return dest
 
 
 def reference_text(problem: str) -> str:
-    return (REFERENCE / f"{problem}.py").read_text()
+    return problem_file(problem, "reference").read_text()

@@ -150,13 +150,11 @@ def grade_variants(pool: list[Variant], tmp: Path) -> dict[tuple[str, str], list
     modules beside it): (problem, label) -> its tests, as results.json has them."""
     from grader.grade import run_tests
     from grader.report import build_results
+    from tests.self.submissions import reference_with
     from seam import InProcess
     out = {}
     for i, v in enumerate(pool):
-        folder = tmp / f"v{i}"
-        folder.mkdir(parents=True, exist_ok=True)
-        for p in PROBLEMS:
-            (folder / f"{p}.py").write_text(v.text if p == v.problem else (REFERENCE / f"{p}.py").read_text())
+        folder = reference_with(tmp / f"v{i}", {v.problem: v.text})
         impl = InProcess(folder, package=f"synthetic_{tmp.name}_{i}")
         plugin = run_tests(impl, gpu="skip", cuda=False, time_limit=120, quiet=True, problems=[v.problem])
         results = build_results(plugin.facts.values(), 0.0, [], violations=impl.violations())

@@ -12,6 +12,7 @@ a test that fails a correct solution is a test that is too strict.
 from pathlib import Path
 
 from seam.problems import PROBLEMS, any_problem, files, folder, owner
+from tests.self.submissions import reference_with
 
 ROOT = Path(__file__).resolve().parents[3]
 REFERENCE = ROOT / folder("reference")
@@ -36,8 +37,4 @@ def all_alternatives() -> list[tuple[str, str, Path]]:
 
 def build(problem: str, path: Path, dest: Path) -> Path:
     """A submission folder: the reference's modules, this problem's replaced by the alternative."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for p in PROBLEMS:
-        src = path if p == problem else ROOT / files(p).reference
-        (dest / files(p).module).write_text(src.read_text())
-    return dest
+    return reference_with(dest, {problem: Path(path).read_text()})

@@ -12,6 +12,7 @@ import importlib
 from pathlib import Path
 
 from seam.problems import PROBLEMS, any_problem, dotted, files, folder, owner
+from tests.self.submissions import reference_text, reference_with
 
 ROOT = Path(__file__).resolve().parents[3]
 REFERENCE = ROOT / folder("reference")
@@ -39,13 +40,7 @@ class Bug:
 
     def build(self, dest: Path) -> Path:
         """A submission folder: every reference module, this bug applied to its problem's."""
-        dest.mkdir(parents=True, exist_ok=True)
-        for problem in PROBLEMS:
-            text = (ROOT / files(problem).reference).read_text()
-            if problem == self.problem:
-                text = self.apply(text)
-            (dest / files(problem).module).write_text(text)
-        return dest
+        return reference_with(dest, {self.problem: self.apply(reference_text(self.problem))})
 
 
 def all_bugs() -> list[Bug]:

@@ -17,9 +17,10 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from grader.paths import REFERENCE, ROOT
+from grader.paths import ROOT
 from seam.problems import PROBLEMS
 from tests.self.bugs import all_bugs
+from tests.self.submissions import reference_text, reference_with
 
 TIMES = 5
 VOLATILE = {"execution_time", "graded_at", "time"}  # wall-clock facts of one run, not of the grade
@@ -28,12 +29,12 @@ VOLATILE = {"execution_time", "graded_at", "time"}  # wall-clock facts of one ru
 def composite(dest):
     """The reference with, in each problem's module, the first of its planted bugs that names a
     mistake (else its first bug)."""
-    dest.mkdir()
+    chosen = {}
     for problem in PROBLEMS:
         bugs = [b for b in all_bugs() if b.problem == problem]
         bug = next((b for b in bugs if b.mistake), bugs[0])
-        (dest / f"{problem}.py").write_text(bug.apply((REFERENCE / f"{problem}.py").read_text()))
-    return dest
+        chosen[problem] = bug.apply(reference_text(problem))
+    return reference_with(dest, chosen)
 
 
 def stable(value):

@@ -35,6 +35,7 @@ from grader.paths import REFERENCE, ROOT, STUBS, problem_file
 from grader.provenance import graded_files
 from seam.problems import PROBLEMS, owner
 from tests.self.mutation.mutants import Mutant, module_mutants
+from tests.self.submissions import reference_with
 
 HERE = Path(__file__).resolve().parent
 RECORD = HERE / "record.json"
@@ -107,10 +108,7 @@ def _grade(problem: str, mutant: Mutant, time_limit: float) -> str | None:
     """In a forked child: the first graded test this mutant fails, or None if it passes them all."""
     from grader.grade import run_tests
     from seam import InProcess
-    folder = Path(tempfile.mkdtemp(prefix="mutant_"))
-    for p in PROBLEMS:
-        text = mutant.source if p == problem else problem_file(p, "reference").read_text()
-        problem_file(p, "module", root=folder).write_text(text)
+    folder = reference_with(Path(tempfile.mkdtemp(prefix="mutant_")), {problem: mutant.source})
     try:
         impl = InProcess(folder, package=f"mutant_{os.getpid()}")
         facts = run_tests(impl, gpu="skip", cuda=False, time_limit=time_limit, quiet=True,

@@ -19,7 +19,7 @@ from grader.grade import run_tests
 from grader.paths import REFERENCE, ROOT
 from grader.report import validate
 from seam import InProcess
-from seam.problems import PROBLEMS
+from seam.problems import PROBLEMS, files
 from tests.self.bugs import all_bugs
 
 BUG = next(b for b in all_bugs() if b.id == "intensity:ridge point inverted (bandwidth / peak)")
@@ -45,8 +45,8 @@ def test_zip_layout(tmp_path):
         assert script in names, script
         assert infos[script].external_attr >> 16 & 0o111 == 0o111, f"{script} is not executable"
     for problem in PROBLEMS:
-        assert f"reference/{problem}.py" in names
-        assert f"tests/hidden/test_{problem}.py" in names and f"tests/public/test_{problem}.py" in names
+        layout = files(problem)
+        assert {layout.reference.as_posix(), layout.hidden_test.as_posix(), layout.public_test.as_posix()} <= names
     assert {"pyproject.toml", "README.md", "grader/gradescope.py", "grader/sandbox/worker.py",
             "seam/__init__.py", "tests/conftest.py"} <= names
     leftovers = [n for n in names if "__pycache__" in n or n.endswith(".pyc")

@@ -14,6 +14,7 @@ from seam import InProcess
 from seam.honest import HEAD, covered, line, touched
 from seam.problems import PROBLEMS, RULED, section
 from tests.self.shortcuts import stub_definition
+from tests.self.submissions import reference_text, reference_with
 
 
 def test_each_rule_quotes_its_handout_and_covers_stub_functions():
@@ -33,11 +34,7 @@ def test_a_method_counts_as_its_class():
 
 
 def _impl(tmp_path, problem: str, appended: str) -> InProcess:
-    folder = tmp_path / "s"
-    folder.mkdir()
-    for p in PROBLEMS:
-        text = (REFERENCE / f"{p}.py").read_text()
-        (folder / f"{p}.py").write_text(text + ("\nimport torch\n" + appended if p == problem else ""))
+    folder = reference_with(tmp_path / "s", {problem: reference_text(problem) + "\nimport torch\n" + appended})
     return InProcess(folder, package=f"honest_{tmp_path.name}")
 
 

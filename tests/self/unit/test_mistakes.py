@@ -11,6 +11,7 @@ import pytest
 import tests.common
 from grader.paths import REFERENCE, ROOT
 from seam import InProcess
+from seam.problems import PROBLEMS, dotted, files, section
 from tests.checks import Mistake, case, check_cases
 from tests.self.bugs import all_bugs
 
@@ -31,7 +32,7 @@ def known_mistakes() -> list[Mistake]:
                 walk(v)
 
     names = [f"tests.common.{i.name}" for i in pkgutil.iter_modules(tests.common.__path__)]
-    names += [f"tests.hidden.{p.stem}" for p in sorted((ROOT / "tests/hidden").glob("*_mistakes.py"))]
+    names += [dotted(files(p).mistakes) for p in PROBLEMS if (ROOT / files(p).mistakes).is_file()]
     for name in names:
         for value in vars(importlib.import_module(name)).values():
             walk(value)
@@ -43,9 +44,9 @@ MISTAKES = known_mistakes()
 
 @pytest.mark.parametrize("mistake", MISTAKES, ids=[m.name[:60] for m in MISTAKES])
 def test_mistake_quotes_its_handout(mistake):
-    text = " ".join((ROOT / "assignment/problems" / f"{mistake.handout}.md").read_text().split())
+    text = " ".join((ROOT / section(mistake.handout)).read_text().split())
     assert " ".join(mistake.quote.split()) in text, (
-        f"{mistake.name!r} quotes {mistake.quote!r}, which is not in assignment/problems/{mistake.handout}.md")
+        f"{mistake.name!r} quotes {mistake.quote!r}, which is not in {section(mistake.handout)}")
 
 
 def test_every_mistake_has_a_planted_bug():
