@@ -84,8 +84,8 @@ def path_files(repo: Path) -> dict[str, int]:
 
 
 def problem_files(repo: Path) -> int | None:
-    """How many files the layout gives one problem (None where the registry has no layout)."""
-    code = "from seam.problems import files; print(len(files('tensors')))"
+    """How many kinds of file the layout gives a problem (None where the registry has no layout)."""
+    code = "from seam.problems import LAYOUT; print(len(LAYOUT))"
     done = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True)
     return int(done.stdout) if done.returncode == 0 and done.stdout.strip().isdigit() else None
 
@@ -105,7 +105,7 @@ def report(rev: str) -> None:
     print(f"isolation-mode decisions: {sum(modes.values())} in {len(modes)} files: {modes}")
     paths = path_files(repo)
     print(f"per-problem paths spelled in place: {sum(paths.values())} in {len(paths)} files: {paths}")
-    print(f"files one problem has (seam.problems.files): {problem_files(repo)}")
+    print(f"kinds of file a problem has (seam.problems.LAYOUT): {problem_files(repo)}")
     shutil.rmtree(repo, ignore_errors=True)
 
 

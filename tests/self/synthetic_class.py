@@ -21,8 +21,9 @@ import sys
 from pathlib import Path
 
 from seam.problems import PROBLEMS
-from tests.self.alternatives import REFERENCE, all_alternatives
+from tests.self.alternatives import all_alternatives
 from tests.self.bugs import all_bugs
+from tests.self.submissions import reference_text
 
 HEAVY = ("training", "benchmarking")  # the reference only (each grading takes minutes in-process)
 
@@ -41,7 +42,7 @@ def variants(per_problem_bugs: int = 2, per_problem_alts: int = 2) -> list[Varia
     alts = all_alternatives()
     bugs = all_bugs()
     for p in PROBLEMS:
-        ref = (REFERENCE / f"{p}.py").read_text()
+        ref = reference_text(p)
         out.append(Variant(p, "reference", ref, "reference"))
         if p in HEAVY:
             continue

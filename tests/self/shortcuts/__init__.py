@@ -15,8 +15,8 @@ import importlib
 import pkgutil
 from pathlib import Path
 
-from grader.paths import STUBS
-from seam.problems import problem_number
+from grader.paths import problem_file
+from seam.problems import files, problem_number
 from tests.self.submissions import reference_text, reference_with
 
 
@@ -44,11 +44,11 @@ class Shortcut:
 
 
 def stub_definition(problem: str, name: str) -> str:
-    source = (STUBS / f"{problem}.py").read_text()
+    source = problem_file(problem, "stub").read_text()
     for node in ast.parse(source).body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
             return ast.get_source_segment(source, node)
-    raise LookupError(f"student_stubs/{problem}.py defines no {name}")
+    raise LookupError(f"{files(problem).stub} defines no {name}")
 
 
 def _submission(dest: Path, problem: str, appended: str) -> Path:
