@@ -298,7 +298,7 @@ def todo(name: str) -> list[str]:
     out += ["a new library? pin it in pyproject.toml",
             "then: python -m grader snapshots && python -m grader rubric --write",
             "README.md, its Gradescope settings: the total points and the autograder timeout, which grow "
-            "with each problem (tests/self/test_handout.py says what they must be)",
+            "with each problem (tests/self/repo/test_handout.py says what they must be)",
             f"check: python -m pytest {layout.public_test} {layout.hidden_test} --impl={folder('reference')}; "
             "python -m pytest tests/self",
             f"mutation-test it: python -m tests.self.mutation {name}"]
