@@ -15,6 +15,7 @@ It is told decisions, never a mode's name (grader/sandbox/isolation.py makes the
 """
 
 import ctypes
+import gc
 import importlib
 import json
 import os
@@ -176,16 +177,20 @@ def serve(cfg: dict, req_fd: int, resp_fd: int) -> None:
 
 
 # -- the zygote ----------------------------------------------------------------------------
-def warm_torch() -> None:
-    """Pay torch's lazy imports once, here, not in every worker forked from the zygote: the first
-    optimizer step imports torch._dynamo (and sympy with it), ~2.3 s, a fifth of a submission's
-    grading on 2 cores. CPU tensors only: CUDA must not be initialised before a fork."""
+def warm_torch(optimizers: bool) -> None:
+    """Pay torch's lazy imports once, here, not in every worker forked from the zygote. The first
+    optimizer step imports torch._dynamo (and sympy with it), ~1.5 s: worth paying here only in
+    a zygote that forks many workers (a batch job's); a lone submission's worker pays it itself,
+    and only if its tests step an optimizer (one problem's grade: a fifth of its time), from its
+    headroom (~70 MB of address space of set_memory_limit's 3.25 GiB). CPU tensors only: CUDA
+    must not be initialised before a fork."""
     import torch
     import torch.utils.flop_counter  # noqa: F401  (problem 3's oracle, and students use it)
-    p = torch.nn.Parameter(torch.zeros(2))
-    p.grad = torch.ones(2)
-    for optimizer in (torch.optim.AdamW, torch.optim.SGD):
-        optimizer([p]).step()
+    if optimizers:
+        p = torch.nn.Parameter(torch.zeros(2))
+        p.grad = torch.ones(2)
+        for optimizer in (torch.optim.AdamW, torch.optim.SGD):
+            optimizer([p]).step()
 
 
 # Importing torch costs seconds; forking costs milliseconds. The zygote imports the seam and
@@ -317,7 +322,10 @@ def main() -> None:
     sys.path.insert(0, cfg["lib"])
     for module in ("seam.codec", "seam.callee"):  # they import torch and numpy, never student code
         importlib.import_module(module)
-    warm_torch()
+    warm_torch(cfg["warm"])
+    # What lives now (torch, the seam) lives in every worker: frozen, a worker's garbage
+    # collections do not scan it (nor touch its pages, which stay shared with the zygote).
+    gc.freeze()
     cfg["zygote_pid"] = os.getpid()
     _send(ctl, {"ready": True})
     while True:

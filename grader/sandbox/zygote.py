@@ -40,8 +40,9 @@ class Zygote:
     holds only Python, lib/, inbox/ and a work tmpfs (isolation.py)."""
 
     def __init__(self, limits: Limits = Limits(), isolation: Isolation | None = None,
-                 cuda: bool = False, hide: tuple[Path, ...] = ()):
+                 cuda: bool = False, hide: tuple[Path, ...] = (), many: bool = False):
         self.limits = limits
+        self.many = many  # it will fork many workers (a batch job's): warm torch's optimizers once
         self.isolation = isolation or Isolation.detect()
         self.cuda = cuda
         self.lease = self.isolation.lease()
@@ -85,7 +86,7 @@ class Zygote:
     def start(self) -> None:
         """Start the zygote (it imports torch); ``await_ready`` waits for it."""
         launch = self.isolation.launch(self.layout)
-        cfg = {**launch.config, "uid": self.uid, "threads": self.limits.threads,
+        cfg = {**launch.config, "uid": self.uid, "threads": self.limits.threads, "warm": self.many,
                "limits": {"memory_bytes": self.limits.memory_bytes,
                           "cpu_seconds": self.limits.cpu_seconds,
                           "file_bytes": self.limits.file_bytes,
