@@ -1,4 +1,5 @@
-"""What one test run computes once and every xdist worker reads: a graded reference, a score.
+"""What one test run computes once and every xdist worker reads (a graded reference, a score),
+and the command line run in the test's own process (``cli``, ``grade_cli``).
 
 ``once(tmp_path_factory, name, compute)`` returns ``compute()``'s JSON value, computed by the
 first worker to ask (under a file lock, so the other waits instead of computing it too) and
@@ -6,10 +7,13 @@ kept in the run's shared temporary folder. The folder is the run's own: a later 
 again, so nothing stale is read. Values are JSON, not pickles: what a worker wrote is data.
 """
 
+import contextlib
 import fcntl
+import io
 import json
 import os
 import re
+import subprocess
 from pathlib import Path
 from typing import Callable
 
@@ -40,17 +44,43 @@ def once(tmp_path_factory: pytest.TempPathFactory, name: str, compute: Callable[
         return value
 
 
-def grade_cli(submission: Path, out: Path, *extra: str) -> tuple[dict, str]:
-    """`python -m grader grade SUBMISSION --out OUT --gpu skip EXTRA...`, as a TA runs it:
-    (results.json's content, validated; what it printed). Exit 0 or the test fails."""
-    import subprocess
-    import sys
+def clean_env() -> dict:
+    """No shard index from the environment (these tests may run inside a Slurm job)."""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith("SLURM_ARRAY") and k != "JOB_COMPLETION_INDEX"}
 
-    from grader.paths import ROOT
+
+def cli(*args, check: int | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`python -m grader ARGS` as the TA types it, run in this process (cli.main: the same
+    parser, exit status and streams; batch's grader processes are real subprocesses either way),
+    which spares each call a Python start, a torch import and torch's lazy ones (3-4 s). The
+    entry point itself is tests/self/unit/test_cli_output.py's."""
+    from grader.cli import main
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update({**clean_env(), **(env or {})})
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main([str(a) for a in args])
+            except SystemExit as e:   # argparse: --version, --help, a usage error
+                code = e.code if isinstance(e.code, int) else 1
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    proc = subprocess.CompletedProcess(["python", "-m", "grader", *map(str, args)], code, out.getvalue(),
+                                       err.getvalue())
+    if check is not None:
+        assert proc.returncode == check, f"exit {proc.returncode}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+def grade_cli(submission: Path, out: Path, *extra: str) -> tuple[dict, str]:
+    """`python -m grader grade SUBMISSION --out OUT --gpu skip EXTRA...` (``cli``): (results.json's
+    content, validated; what it printed). Exit 0 or the test fails."""
     from grader.report import validate
-    proc = subprocess.run([sys.executable, "-m", "grader", "grade", str(submission), "--out", str(out),
-                           "--gpu", "skip", *extra], capture_output=True, text=True, cwd=ROOT, timeout=900)
-    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stderr[-3000:]}"
+    proc = cli("grade", submission, "--out", out, "--gpu", "skip", *extra, check=0)
     results = json.loads(Path(out).read_text())
     validate(results)
     return results, proc.stdout

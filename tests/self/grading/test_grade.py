@@ -3,18 +3,16 @@ stubs 0 (every test failing on NotImplementedError), a planted bug costs its own
 and broken uploads (zip, nesting, syntax errors, missing or crashing modules) get valid reports."""
 
 import json
-import subprocess
-import sys
 import zipfile
 
 import pytest
 import torch
 
-from grader.paths import REFERENCE, ROOT, STUBS
+from grader.paths import REFERENCE, STUBS
 from grader.report import per_problem, validate
 from seam.problems import PROBLEMS
 from tests.self.bugs import all_bugs
-from tests.self.shared import grade_cli, graded_reference
+from tests.self.shared import cli, grade_cli, graded_reference
 from tests.self.submissions import reference_with
 
 
@@ -124,9 +122,7 @@ NO_CUDA = pytest.mark.skipif(torch.cuda.is_available(), reason="checks the behav
 def test_gpu_tests_without_cuda_are_reported_not_run(tmp_path):
     """--gpu auto on a CPU machine: GPU tests fail with 'not run: needs CUDA', never pass."""
     out = tmp_path / "results.json"
-    proc = subprocess.run([sys.executable, "-m", "grader", "grade", str(REFERENCE), "--out", str(out),
-                           "--only", "optim"], capture_output=True, text=True, cwd=ROOT, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = cli("grade", REFERENCE, "--out", out, "--only", "optim", check=0)
     results = json.loads(out.read_text())
     validate(results)
     gpu = [t for t in results["tests"] if t.get("extra_data", {}).get("outcome") == "not_run"]
@@ -144,8 +140,7 @@ def test_gpu_tests_without_cuda_are_reported_not_run(tmp_path):
 @NO_CUDA
 def test_gpu_require_without_cuda_writes_nothing(tmp_path):
     out = tmp_path / "results.json"
-    proc = subprocess.run([sys.executable, "-m", "grader", "grade", str(REFERENCE), "--out", str(out),
-                           "--gpu", "require"], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    proc = cli("grade", REFERENCE, "--out", out, "--gpu", "require")
     assert proc.returncode == 2 and "CUDA is not available" in proc.stderr and not out.exists()
 
 

@@ -3,7 +3,6 @@
 into the unsharded gradebook byte for byte, a CPU + GPU pass that merge into one full grade,
 reruns that skip what is done, and batches that are interrupted or lose a grader process."""
 
-import contextlib
 import csv
 import io
 import json
@@ -19,7 +18,6 @@ from pathlib import Path
 import pytest
 
 from grader import gpu as gpu_info
-from grader.cli import main
 from grader.grade import grade
 from grader.batch.output import POINTS_POSSIBLE, read_json, student_rows
 from grader.paths import REFERENCE, ROOT
@@ -27,6 +25,8 @@ from grader.provenance import stamp
 from grader.batch.roster import fingerprint
 from grader.report import not_run, render_table, validate
 from tests.self.bugs import all_bugs
+from tests.self.shared import clean_env
+from tests.self.shared import cli as run
 
 PROBLEM = "intensity"
 METADATA = """\
@@ -69,36 +69,6 @@ submission_1006:
 """
 EXPECTED_STATUS = {"submission_1001": "graded", "submission_1002": "graded", "submission_1003": "empty",
                    "submission_1004": "ambiguous", "submission_1005": "graded", "submission_1006": "not found"}
-
-
-def clean_env() -> dict:
-    """No shard index from the environment (these tests may run inside a Slurm job)."""
-    return {k: v for k, v in os.environ.items()
-            if not k.startswith("SLURM_ARRAY") and k != "JOB_COMPLETION_INDEX"}
-
-
-def run(*args, check=None, env=None) -> subprocess.CompletedProcess:
-    """`python -m grader ARGS` as the TA types it, run in this process (cli.main: the same
-    parser, exit status and streams; batch's grader processes are real subprocesses either way),
-    which spares each call a Python start and a torch import."""
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update({**clean_env(), **(env or {})})
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = main([str(a) for a in args])
-            except SystemExit as e:   # argparse: --version, --help, a usage error
-                code = e.code if isinstance(e.code, int) else 1
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-    proc = subprocess.CompletedProcess(["python", "-m", "grader", *map(str, args)], code, out.getvalue(),
-                                       err.getvalue())
-    if check is not None:
-        assert proc.returncode == check, f"exit {proc.returncode}\n{proc.stderr[-3000:]}"
-    return proc
 
 
 def batch_cli(submissions, out, *extra, check=0):
