@@ -396,8 +396,10 @@ def landlock_rules(layout: Layout, where: dict) -> dict:
     """Landlock's allow-list for a worker that sees the grader's file system: it reads its Python,
     the system's libraries, its lib and its submission (the secrets carved out), writes its
     scratch, opens the harmless devices (and the GPU's)."""
-    rules = {"read": carve(layout.python[1] + [p for _, p in system_paths()]
-                           + [where["lib"], where["submission"]], _secrets(layout)),
+    # Its lib and its submission are the sandbox's own copies, never carved: a hidden output
+    # folder may hold the sandbox's root (`--out /tmp/results.json` hides all of /tmp).
+    rules = {"read": carve(layout.python[1] + [p for _, p in system_paths()], _secrets(layout))
+             + [where["lib"], where["submission"]],
              "write": [where["work"]],
              "devices": [f"/dev/{d}" for d in DEVICES]
              + ([str(d) for d in Path("/dev").glob("nvidia*")] if layout.cuda else [])}

@@ -130,3 +130,21 @@ def test_forced_mode_that_cannot_work_is_the_tas_error(tmp_path, capsys, monkeyp
     assert grade(REFERENCE, out, gpu="skip", quiet=True, problems=[VEHICLE], isolation="bwrap") == 2
     assert "bwrap is not installed" in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("mode", available_modes())
+def test_an_output_folder_that_holds_the_sandbox_still_grades(mode, monkeypatch):
+    """`--out /tmp/results.json` hides all of /tmp, where the sandbox's own folder is made: the
+    worker still reads its lib and its copy (at c0625e7 landlock scored the reference 0)."""
+    tmp = Path(tempfile.mkdtemp(prefix="allowlist-tmp-", dir="/var/tmp"))
+    os.chmod(tmp, 0o1777)  # like /tmp
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))  # the sandbox's root, inside the hidden folder
+    out = tmp / "results.json"
+    try:
+        assert grade(REFERENCE, out, gpu="skip", time_limit=TIME_LIMIT, quiet=True,
+                     problems=[VEHICLE], isolation=mode) == 0
+        results = json.loads(out.read_text())
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    assert results["tests"] and results["score"] == sum(t["max_score"] for t in results["tests"]), \
+        [t["output"][:300] for t in results["tests"] if t["status"] != "passed"]
