@@ -147,7 +147,7 @@ def grade_one(submission: Path, setup: Setup, quiet: bool = False, hide: tuple[P
     folder = located.folder or Path(tempfile.mkdtemp(prefix="grader-empty-"))
     try:
         sandbox = Sandbox(folder, setup.limits, isolation=setup.isolation, hide=tuple(hide),
-                          cuda=setup.uses_cuda, zygote=zygote)
+                          cuda=setup.uses_cuda, zygote=zygote, problems=setup.problems)
         try:
             sandbox.prewarm()
             plugin = run_tests(sandbox, setup.gpu, setup.cuda, setup.time_limit, quiet,

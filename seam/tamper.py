@@ -13,6 +13,7 @@ line that names it (``Impl``). The worker re-checks its instrumentation after ea
 """
 
 import ast
+import hashlib
 import sys
 import threading
 from pathlib import Path
@@ -154,18 +155,37 @@ def scan_source(source: str, filename: str) -> list[tuple[str, int, str]]:
     return found
 
 
-def scan(folder: Path) -> list[tuple[str, int, str]]:
-    """Findings in the problem modules of ``folder`` (the files a worker can import), by file
-    and line; every module counts for every problem, since all of them share one process."""
-    found = []
+def _modules(folder: Path):
+    """(file name, source) of each problem module in ``folder`` a worker could import (4 MiB at most)."""
     for problem in PROBLEMS:
         path = Path(folder) / f"{problem}.py"
         try:
             if path.is_file() and path.stat().st_size <= 4 << 20:
-                found += scan_source(path.read_text(errors="replace"), path.name)
+                yield path.name, path.read_text(errors="replace")
         except OSError:
             continue
-    return sorted(set(found))
+
+
+# One module's findings by the hash of its text: uploads share most modules with each other and
+# the suite grades the reference with one module replaced a hundred times, so each distinct text
+# is parsed once per process (oldest forgotten first, past MEMO_SIZE texts).
+MEMO_SIZE = 512
+_memo: dict[tuple, tuple] = {}
+
+
+def _remembered(finder, source: str, filename: str) -> list:
+    key = (finder.__name__, hashlib.sha256(source.encode("utf-8", "surrogatepass")).digest(), filename)
+    if key not in _memo:
+        if len(_memo) >= MEMO_SIZE:
+            del _memo[next(iter(_memo))]
+        _memo[key] = tuple(finder(source, filename))
+    return list(_memo[key])
+
+
+def scan(folder: Path) -> list[tuple[str, int, str]]:
+    """Findings in the problem modules of ``folder`` (the files a worker can import), by file
+    and line; every module counts for every problem, since all of them share one process."""
+    return sorted({f for name, source in _modules(folder) for f in _remembered(scan_source, source, name)})
 
 
 # Where code reaches torch's objects by a name it computes (getattr(torch, name), attrgetter, a
@@ -190,39 +210,43 @@ def names_at_run_time(folder: Path) -> list[tuple[str, int]]:
     """(file name, line) where the problem modules of ``folder`` reach torch by a computed name,
     alias ``getattr``, unpickle, or hide names (the dynamic-code and profiler findings count too)."""
     found = [(name, line) for name, line, kind in scan(folder) if kind in ("dynamic code", "profilers")]
-    for problem in PROBLEMS:
-        path = Path(folder) / f"{problem}.py"
-        try:
-            tree = ast.parse(path.read_text(errors="replace")) if path.is_file() and \
-                path.stat().st_size <= 4 << 20 else None
-        except (SyntaxError, RecursionError, MemoryError, ValueError, OSError):
-            tree = None
-        nodes = list(ast.walk(tree)) if tree is not None else []
-        torch_names = {"torch"} | {a.asname or a.name.split(".")[0] for n in nodes if isinstance(n, ast.Import)
-                                   for a in n.names if a.name.split(".")[0] == "torch"} | {
-            a.asname or a.name for n in nodes if isinstance(n, ast.ImportFrom)
-            and (n.module or "").split(".")[0] == "torch" for a in n.names}
-        called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
-        for node in nodes:
-            hit = False
-            if isinstance(node, ast.Call):
-                if isinstance(node.func, ast.Name) and node.func.id in _BY_NAME_CALLS and node.args:
-                    hit = _root(node.args[0]) in torch_names and (len(node.args) < 2 or _folded(node.args[1]) is None)
-                hit = hit or any(k.arg in _UNPICKLING and not (isinstance(k.value, ast.Constant)
-                                                               and k.value.value is _UNPICKLING[k.arg])
-                                 for k in node.keywords)
-            elif isinstance(node, ast.Name) and node.id in _BY_NAME_CALLS:  # g = getattr; map(getattr, ...)
-                hit = id(node) not in called
-            elif isinstance(node, ast.Attribute):
-                hit = node.attr in _BY_NAME_ATTRIBUTES
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-                hit = any(n.split(".")[0] in _BY_NAME_MODULES for n in names) or (
-                    isinstance(node, ast.ImportFrom) and any(a.name in _BY_NAME_ATTRIBUTES | _BY_NAME_CALLS
-                                                             for a in node.names))
-            if hit:
-                found.append((path.name, getattr(node, "lineno", 1)))
+    found += [f for name, source in _modules(folder) for f in _remembered(_by_name, source, name)]
     return sorted(set(found))
+
+
+def _by_name(source: str, filename: str) -> list[tuple[str, int]]:
+    """names_at_run_time's own findings in one module's source."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        return []
+    nodes = list(ast.walk(tree))
+    found = []
+    torch_names = {"torch"} | {a.asname or a.name.split(".")[0] for n in nodes if isinstance(n, ast.Import)
+                               for a in n.names if a.name.split(".")[0] == "torch"} | {
+        a.asname or a.name for n in nodes if isinstance(n, ast.ImportFrom)
+        and (n.module or "").split(".")[0] == "torch" for a in n.names}
+    called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+    for node in nodes:
+        hit = False
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name) and node.func.id in _BY_NAME_CALLS and node.args:
+                hit = _root(node.args[0]) in torch_names and (len(node.args) < 2 or _folded(node.args[1]) is None)
+            hit = hit or any(k.arg in _UNPICKLING and not (isinstance(k.value, ast.Constant)
+                                                           and k.value.value is _UNPICKLING[k.arg])
+                             for k in node.keywords)
+        elif isinstance(node, ast.Name) and node.id in _BY_NAME_CALLS:  # g = getattr; map(getattr, ...)
+            hit = id(node) not in called
+        elif isinstance(node, ast.Attribute):
+            hit = node.attr in _BY_NAME_ATTRIBUTES
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            hit = any(n.split(".")[0] in _BY_NAME_MODULES for n in names) or (
+                isinstance(node, ast.ImportFrom) and any(a.name in _BY_NAME_ATTRIBUTES | _BY_NAME_CALLS
+                                                         for a in node.names))
+        if hit:
+            found.append((filename, getattr(node, "lineno", 1)))
+    return found
 
 
 def verdict(found: list[tuple[str, int, str]]) -> str:
@@ -244,12 +268,12 @@ class Instrumentation:
     installed by it."""
 
     def __init__(self):
+        # the seam's modules as they were: a module removed or replaced later changes the print
+        self.modules = [name for name in list(sys.modules) if name == "seam" or name.startswith("seam.")]
         self.seam = self._fingerprint()
 
-    @staticmethod
-    def _fingerprint() -> dict:
-        return {(name, key): id(value) for name, module in list(sys.modules.items())
-                if name == "seam" or name.startswith("seam.")
+    def _fingerprint(self) -> dict:
+        return {(name, key): id(value) for name in self.modules if (module := sys.modules.get(name)) is not None
                 for key, value in list(vars(module).items()) if callable(value) or type(value) is list}
 
     def before(self) -> tuple:

@@ -65,7 +65,8 @@ def main() -> int:
         hide = tuple(Path(p) for p in cfg["hide"])
         # The job's zygote imports torch once; each student's worker is a fresh fork of it, in
         # the same isolation, and nothing of one student is left for the next (sandbox.py).
-        zygote = Zygote(setup.limits, setup.isolation, cuda=setup.uses_cuda, hide=hide, many=True)
+        zygote = Zygote(setup.limits, setup.isolation, cuda=setup.uses_cuda, hide=hide,
+                        problems=setup.problems)
         zygote.start()
         for line in sys.stdin:
             task = json.loads(line)

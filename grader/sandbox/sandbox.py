@@ -31,16 +31,17 @@ WATCH_POLL = 0.25  # seconds between two measurements of a scratch folder, or of
 
 class Sandbox(Impl):
     """An ``Impl`` whose code runs in a sandboxed worker process, forked by a zygote: its own,
-    or a batch job's shared one (``zygote=``; then ``close`` leaves it running)."""
+    or a batch job's shared one (``zygote=``; then ``close`` leaves it running). ``problems``:
+    the grade's (None: all), which say whether its own zygote warms torch's optimizers."""
 
     def __init__(self, submission_dir: Path, limits: Limits = Limits(),
                  isolation: Isolation | None = None, hide: tuple[Path, ...] = (),
-                 cuda: bool = False, zygote: Zygote | None = None):
+                 cuda: bool = False, zygote: Zygote | None = None, problems: list[str] | None = None):
         super().__init__()
         self.label = "submission"
         self.folder = Path(submission_dir)  # staged for each worker; the static look (Impl._found) reads it here
         self.owns_zygote = zygote is None
-        self.zygote = zygote or Zygote(limits, isolation, cuda=cuda, hide=hide)
+        self.zygote = zygote or Zygote(limits, isolation, cuda=cuda, hide=hide, problems=problems)
         self.limits, self.isolation = self.zygote.limits, self.zygote.isolation
         self.uid = self.zygote.uid
         self._deadline: float | None = None  # when the running test must end (``deadline_for``)

@@ -30,6 +30,18 @@ WORKER = Path(__file__).with_name("worker.py")
 LANDLOCK = Path(__file__).with_name("landlock.py")
 SECCOMP = Path(__file__).with_name("seccomp.py")
 
+# The problems whose graded tests step a torch optimizer in the worker (AdamW against torch's,
+# the training loop). Torch's first step imports torch._dynamo and sympy: ~1.5 s in the zygote,
+# twice that in a worker, under the honest watch's profiler. A zygote warms it once when its
+# grade holds one of these; another grade (`--only intensity`) never needs it. A wrong entry
+# costs seconds, never a point: the worker imports whatever the zygote did not.
+STEPS_AN_OPTIMIZER = frozenset({"optim", "training"})
+
+
+def warms_optimizers(problems: list[str] | None) -> bool:
+    """Whether a zygote for a grade of ``problems`` (None: all) should take torch's first step."""
+    return problems is None or not STEPS_AN_OPTIMIZER.isdisjoint(problems)
+
 
 class Zygote:
     """The sandboxed process that forks workers: one per Sandbox, or one per batch job.
@@ -40,9 +52,9 @@ class Zygote:
     holds only Python, lib/, inbox/ and a work tmpfs (isolation.py)."""
 
     def __init__(self, limits: Limits = Limits(), isolation: Isolation | None = None,
-                 cuda: bool = False, hide: tuple[Path, ...] = (), many: bool = False):
+                 cuda: bool = False, hide: tuple[Path, ...] = (), problems: list[str] | None = None):
         self.limits = limits
-        self.many = many  # it will fork many workers (a batch job's): warm torch's optimizers once
+        self.optimizers = warms_optimizers(problems)  # the grade's tests step one: take its first step here
         self.isolation = isolation or Isolation.detect()
         self.cuda = cuda
         self.lease = self.isolation.lease()
@@ -86,7 +98,8 @@ class Zygote:
     def start(self) -> None:
         """Start the zygote (it imports torch); ``await_ready`` waits for it."""
         launch = self.isolation.launch(self.layout)
-        cfg = {**launch.config, "uid": self.uid, "threads": self.limits.threads, "warm": self.many,
+        cfg = {**launch.config, "uid": self.uid, "threads": self.limits.threads,
+               "optimizers": self.optimizers,
                "limits": {"memory_bytes": self.limits.memory_bytes,
                           "cpu_seconds": self.limits.cpu_seconds,
                           "file_bytes": self.limits.file_bytes,

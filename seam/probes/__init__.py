@@ -38,6 +38,18 @@ def probe(problem: str, calls: str, how: str = ""):
     return register
 
 
+def manual_seed(seed: int) -> None:
+    """``torch.manual_seed(seed)`` for a probe, less its cost on a machine without CUDA: there
+    torch also queues the seed for CUDA, XPU and MTIA, each time with ``traceback.format_stack()``
+    of the caller (under pytest's deep stack, a tenth of an in-process grade of optim), for
+    devices that never start. The CPU generator gets the same seed either way."""
+    import torch
+    if torch.cuda.is_available():
+        torch.manual_seed(seed)
+    else:
+        torch.random.default_generator.manual_seed(seed)
+
+
 def problem_of(target: str) -> str:
     """The problem a seam target belongs to: ``optim.AdamW`` -> ``optim``, ``probes.adamw_run`` ->
     ``optim`` (the problem it is registered with); "" for an unknown probe."""

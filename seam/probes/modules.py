@@ -19,7 +19,7 @@ import torch
 import torch.nn as nn
 from torch.overrides import TorchFunctionMode
 
-from . import probe
+from . import manual_seed, probe
 
 LINEAR_NAMES = frozenset({"linear", "linear.default"})
 
@@ -57,7 +57,7 @@ class _Tied(nn.Module):
 
 def build_torch_module(kind: str) -> nn.Module:
     """A small torch module of the named kind (seeded, CPU). Used by probes and by the tests."""
-    torch.manual_seed(0)
+    manual_seed(0)
     if kind == "mlp":
         return nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
     if kind == "tied":
@@ -140,7 +140,7 @@ def linear_structure(c, input_dim: int, output_dim: int, dtype=None, device=None
 def linear_init_stats(c, input_dim: int, output_dim: int, seed: int):
     """Sums over a freshly initialised Linear's weight, in float64: n, sum, sum of squares, max |w|."""
     mod = c.module("modules")
-    torch.manual_seed(seed)
+    manual_seed(seed)
     lin = mod.Linear(input_dim, output_dim)
     w = lin.weight.detach().to(torch.float64)
     return {"n": w.numel(), "dtype": lin.weight.dtype, "sum": float(w.sum()), "sum_sq": float((w * w).sum()),
@@ -151,7 +151,7 @@ def linear_init_stats(c, input_dim: int, output_dim: int, seed: int):
 def linear_weight(c, input_dim: int, output_dim: int, seed: int):
     """The weight of Linear(input_dim, output_dim) built right after torch.manual_seed(seed)."""
     mod = c.module("modules")
-    torch.manual_seed(seed)
+    manual_seed(seed)
     return mod.Linear(input_dim, output_dim).weight.detach().clone()
 
 
@@ -176,7 +176,7 @@ def cruncher_run(c, dim: int, num_layers: int, seed: int, xs):
     """Cruncher(dim, num_layers) after torch.manual_seed(seed): its parameters by name, and
     its outputs on each x (no grad)."""
     mod = c.module("modules")
-    torch.manual_seed(seed)
+    manual_seed(seed)
     model = mod.Cruncher(dim, num_layers)
     calls = _LinearCalls()
     with torch.no_grad(), calls:
@@ -204,7 +204,7 @@ def count_own_module(c, cls: str, args: tuple):
 def linear_on_device(c, device: str):
     """Linear(8, 4, device=device) in float32 and bfloat16; forward of a float32 x on that device."""
     mod = c.module("modules")
-    torch.manual_seed(0)
+    manual_seed(0)
     lin = mod.Linear(8, 4, device=device)
     lin16 = mod.Linear(8, 4, device=device, dtype=torch.bfloat16)
     x = torch.randn(3, 8, device=device)

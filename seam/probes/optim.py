@@ -20,7 +20,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from . import probe
+from . import manual_seed, probe
 
 
 def _encode_state_value(v, values: bool):
@@ -162,7 +162,7 @@ def make_optimizer(kind: str, params, adamw_cls=None):
 
 def run_state_model(kind: str, dtype, steps: int, adamw_cls=None):
     """A small torch MLP (one frozen layer that never gets a gradient), ``steps`` MSE steps."""
-    torch.manual_seed(5)
+    manual_seed(5)
     model = nn.Sequential(nn.Linear(6, 10), nn.Tanh(), nn.Linear(10, 3, bias=False), nn.Linear(3, 2))
     model.to(dtype)
     model[3].requires_grad_(False)
@@ -197,7 +197,7 @@ def state_bytes_only(c, kind: str, dtype, steps: int):
 
 def build_memory_model(in_dim: int, out_dim: int, layers: int, dtype, device, seed: int) -> nn.Module:
     """``layers`` bias-free torch nn.Linear: in_dim -> out_dim -> out_dim ... (notes 000's model for 1)."""
-    torch.manual_seed(seed)
+    manual_seed(seed)
     return nn.Sequential(*[nn.Linear(in_dim if i == 0 else out_dim, out_dim, bias=False, dtype=dtype, device=device)
                            for i in range(layers)])
 

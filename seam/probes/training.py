@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from . import probe
+from . import manual_seed, probe
 from .. import smaps
 
 D_IN, HIDDEN = 12, 16
@@ -41,7 +41,7 @@ def token_data(n: int, dtype: str) -> np.ndarray:
 
 def make_model(seed: int) -> nn.Module:
     """A small float32 MLP regressor: (B, D_IN) -> (B,)."""
-    torch.manual_seed(seed)
+    manual_seed(seed)
     return nn.Sequential(nn.Linear(D_IN, HIDDEN), nn.Tanh(), nn.Linear(HIDDEN, 1), nn.Flatten(0))
 
 
@@ -136,7 +136,7 @@ def get_batch_reproducibility(c, n: int, batch_size: int, context_length: int, s
         out["consecutive"] = [batch(g), batch(g)]
         global_draws = []
         for _ in range(2):
-            torch.manual_seed(seed)
+            manual_seed(seed)
             global_draws.append(batch(None))
         out["global_seed"] = global_draws
         del data

@@ -159,3 +159,28 @@ def test_report_shows_the_students_own_frames(tmp_path):
                            "Traceback (your code, most recent call last):\n")
     assert 'File "flops.py", line' in text and "in _helper\n    return m / 0" in text
     assert "tests/" not in text and "seam" not in text and "/tmp" not in text
+
+
+# -- the zygote's warm-up: torch's first optimizer step only where the grade steps one ----------
+DYNAMO_PROBE = '''
+import sys
+def ridge_point(peak, bw):  # what the worker inherited from its zygote, before any test ran
+    return 1.0 if "torch._dynamo" in sys.modules else 0.0
+'''
+
+
+@pytest.mark.parametrize("problems, warmed", [(["intensity"], False), (["intensity", "optim"], True)],
+                         ids=["intensity", "intensity+optim"])
+def test_the_zygote_takes_the_first_optimizer_step_only_for_a_grade_that_steps_one(tmp_path, problems, warmed):
+    """~1.5 s of a zygote's start (zygote.STEPS_AN_OPTIMIZER): paid for a grade of optim or
+    training (or of every problem), never for a one-problem grade that steps no optimizer."""
+    from grader.sandbox.sandbox import Sandbox
+    from grader.sandbox.zygote import STEPS_AN_OPTIMIZER, warms_optimizers
+    assert STEPS_AN_OPTIMIZER <= set(PROBLEMS) and warms_optimizers(None)
+    (tmp_path / "intensity.py").write_text(DYNAMO_PROBE)
+    box = Sandbox(tmp_path, problems=problems)
+    try:
+        assert box.zygote.optimizers is warmed
+        assert box.intensity.ridge_point(1.0, 1.0) == float(warmed)
+    finally:
+        box.close()

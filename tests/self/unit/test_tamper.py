@@ -5,6 +5,7 @@ every other test grades as before. The red team's probe forgery scores no "how" 
 
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -112,6 +113,24 @@ def test_the_static_look_passes_what_students_write():
         assert scan_source(path.read_text(), path.name) == [], path.name
 
 
+def test_a_remembered_scan_follows_the_text_of_the_module(tmp_path, monkeypatch):
+    """Findings are kept by a module's text (seam/tamper.py _remembered): a module changed in
+    place, or another upload's module of the same name, is read again; past MEMO_SIZE texts the
+    oldest is forgotten, so a batch of hundreds keeps no more."""
+    from seam import tamper
+    monkeypatch.setattr(tamper, "_memo", {})
+    monkeypatch.setattr(tamper, "MEMO_SIZE", 3)
+    module = tmp_path / "dtypes.py"
+    module.write_text("x = 1\n")
+    assert scan(tmp_path) == [] and tamper.names_at_run_time(tmp_path) == []
+    module.write_text(BLINDS["frames"])
+    assert {k for *_, k in scan(tmp_path)} == {"frames"}
+    module.write_text("import pickle\n")
+    assert scan(tmp_path) == [] and tamper.names_at_run_time(tmp_path) == [("dtypes.py", 1)]
+    module.write_text("x = 1\n")
+    assert scan(tmp_path) == [] and len(tamper._memo) == 3
+
+
 def test_the_static_look_sees_names_hidden_in_strings_and_imports():
     assert scan_source('import importlib\nm = importlib.import_module("seam.probes")\n', "x.py")
     assert {k for *_, k in scan_source('getattr(sys, "_getframe")(0)\n', "x.py")} == {"frames"}
@@ -152,6 +171,15 @@ def test_the_worker_sees_its_instrumentation_change():
         assert "seam.smaps.resident_bytes" in look.broken(before)
     finally:
         smaps.resident_bytes = real
+    for swap in (types.ModuleType("seam.smaps"), None):  # the module replaced, or dropped, whole
+        if swap is None:
+            del sys.modules["seam.smaps"]
+        else:
+            sys.modules["seam.smaps"] = swap
+        try:
+            assert "seam.smaps.resident_bytes" in look.broken(before)
+        finally:
+            sys.modules["seam.smaps"] = smaps
     import threading
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
