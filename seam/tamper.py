@@ -209,8 +209,11 @@ def _root(node) -> str | None:
 def names_at_run_time(folder: Path) -> list[tuple[str, int]]:
     """(file name, line) where the problem modules of ``folder`` reach torch by a computed name,
     alias ``getattr``, unpickle, or hide names (the dynamic-code and profiler findings count too)."""
-    found = [(name, line) for name, line, kind in scan(folder) if kind in ("dynamic code", "profilers")]
-    found += [f for name, source in _modules(folder) for f in _remembered(_by_name, source, name)]
+    found = []
+    for name, source in _modules(folder):  # each module read once, for both looks
+        found += [(name, line) for _, line, kind in _remembered(scan_source, source, name)
+                  if kind in ("dynamic code", "profilers")]
+        found += _remembered(_by_name, source, name)
     return sorted(set(found))
 
 
