@@ -6,16 +6,14 @@ one set of rules, one text per mistake. What the machine must offer for them (CU
 FLOP/s entry, the isolation mode) is grade.check_options's part.
 
 Nothing here imports torch (batch's parent checks its options before any grading): the problem
-names come from the registry, seam/problems.py, read without the seam package when that is not
-imported yet (seam/__init__.py imports torch).
+names come from the registry, seam/problems.py (the seam package imports torch only when its
+Impl is first asked for: seam/__init__.py).
 """
 
 import dataclasses
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
+from seam.problems import PROBLEMS
 from .sandbox.isolation import MODES
 from .sandbox.limits import Limits
 
@@ -34,13 +32,7 @@ class OptionError(ValueError):
 
 def problem_names() -> tuple[str, ...]:
     """The registry's problems, in the handout's order."""
-    registry = sys.modules.get("seam.problems")
-    if registry is None:  # the file alone: it imports only the standard library
-        path = Path(__file__).resolve().parent.parent / "seam" / "problems.py"
-        spec = importlib.util.spec_from_file_location("grader._problem_registry", path)
-        registry = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(registry)
-    return tuple(registry.PROBLEMS)
+    return tuple(PROBLEMS)
 
 
 def problem_list(names) -> list[str] | None:

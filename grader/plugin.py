@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from seam import GPU_NOT_RUN, GRADER_PLUGIN, Impl, SandboxFailure, describe
-from seam.honest import line, touched
+from seam.problems import line, touched
 from seam.probes import student_name
 from seam.problems import PROBLEMS, any_problem, owner
 from tests.checks import NAMED

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import jsonschema
 
-from seam.honest import line, touched
+from seam.problems import line, touched
 from seam.problems import PROBLEMS, problem_number, section
 from .files import write_atomically as _write_file
 from .paths import SCHEMA

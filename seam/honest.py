@@ -26,7 +26,8 @@ while the function ran (its frame moved), and a registry or watch changed (``_in
 What stays possible (ctypes, named at run time) is listed in the trust model (README).
 
 A violation is (function, what it used); the trusted side (``seam.Impl``) keeps them, and every
-graded test of that function scores 0 (``touched``), with one line (``line``).
+graded test of that function scores 0 (``touched``), with one line (``line``): both in
+seam/problems.py, beside the rules, so a report says them without torch.
 """
 
 import sys
@@ -41,7 +42,6 @@ from torch.utils._pytree import tree_leaves
 from .problems import PROBLEMS, RULED, Rule, files, section
 from .tamper import names_at_run_time
 
-HEAD = "honest work: "  # every line about a violation starts so (merge rebuilds them from the union)
 
 # ---- casts into a narrow float format (the dtypes rule; probes/dtypes.py measures the same) -----
 NARROW = frozenset(getattr(torch, name) for name in (
@@ -161,19 +161,6 @@ def covered(names, ruled=RULED) -> dict[str, Rule]:
             if name == function or name.startswith(function + "."):
                 out[function] = rule
     return out
-
-
-def touched(functions, violated) -> list[str]:
-    """The violated functions among those a test called (a method counts as its class)."""
-    return sorted({v for v in violated for f in functions if f == v or f.startswith(v + ".")})
-
-
-def line(function: str, used: str) -> str:
-    """The one line a report, and every failure of that function, says about a violation."""
-    rule = RULED[function]
-    return (f"{HEAD}{function} used {used}: {rule.name} is the problem, so it may not use "
-            f"{rule.may_not.split(':')[0].split(' (')[0]}. The handout ({section(rule.handout)}): "
-            f"\"{rule.quote}\". Every test of {function} scores 0, as if it were unwritten")
 
 
 def _student(frame, files) -> bool:

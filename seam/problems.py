@@ -287,3 +287,21 @@ def problem_number(problem: str) -> int:
 def section(problem: str) -> str:
     """The handout section of a problem, relative to the repository (and the student bundle)."""
     return str(files(problem).handout)
+
+
+# ---- what a report says of a broken rule: seam/honest.py watches for one; the report, the
+# plugin and merge say it (without torch) ----------------------------------------------------
+HEAD = "honest work: "  # every line about a violation starts so (merge rebuilds them from the union)
+
+
+def touched(functions, violated) -> list[str]:
+    """The violated functions among those a test called (a method counts as its class)."""
+    return sorted({v for v in violated for f in functions if f == v or f.startswith(v + ".")})
+
+
+def line(function: str, used: str) -> str:
+    """The one line a report, and every failure of that function, says about a violation."""
+    rule = RULED[function]
+    return (f"{HEAD}{function} used {used}: {rule.name} is the problem, so it may not use "
+            f"{rule.may_not.split(':')[0].split(' (')[0]}. The handout ({section(rule.handout)}): "
+            f"\"{rule.quote}\". Every test of {function} scores 0, as if it were unwritten")

@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from seam import GPU_NOT_RUN, GRADER_PLUGIN, InProcess, describe
-from seam.honest import line, touched
+from seam.problems import line, touched
 from seam.problems import PROBLEMS, files, owner, problem_number, section
 from seam.problems import folder as layout_folder
 

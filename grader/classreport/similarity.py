@@ -61,15 +61,33 @@ def _fingerprint_chunk(args) -> list[CodeFingerprint]:
     return [fingerprint(t, boilerplate) for t in texts]
 
 
+# Fingerprints made, by (text, boilerplate): a text is tokenised once, however many hand it in (a
+# module left as the stub gave it, a copy of the reference) and however many reports are built in
+# one process (the stub's and the reference's, in every report). A fingerprint depends on nothing
+# else (K and WINDOW are constants) and nothing changes one once made (``without`` copies).
+MEMO = 256
+_MADE: dict[tuple[str, frozenset | None], CodeFingerprint] = {}
+
+
 def fingerprints(texts: list[str], boilerplate, jobs: int = 1) -> list[CodeFingerprint]:
-    """Each text's fingerprint (pygments' tokenising is most of the cost: ``jobs`` processes)."""
-    if jobs <= 1 or len(texts) < 64:
-        return _fingerprint_chunk((texts, boilerplate))
-    from concurrent.futures import ProcessPoolExecutor
-    size = -(-len(texts) // (jobs * 4))
-    chunks = [(texts[i:i + size], boilerplate) for i in range(0, len(texts), size)]
-    with ProcessPoolExecutor(jobs) as pool:
-        return [fp for part in pool.map(_fingerprint_chunk, chunks) for fp in part]
+    """Each text's fingerprint, each distinct text's made once (pygments' tokenising is most of
+    the cost: ``jobs`` processes for many)."""
+    key = frozenset(boilerplate) if boilerplate is not None else None
+    todo = [t for t in dict.fromkeys(texts) if (t, key) not in _MADE]
+    if jobs <= 1 or len(todo) < 64:
+        made = _fingerprint_chunk((todo, boilerplate))
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+        size = -(-len(todo) // (jobs * 4))
+        chunks = [(todo[i:i + size], boilerplate) for i in range(0, len(todo), size)]
+        with ProcessPoolExecutor(jobs) as pool:
+            made = [fp for part in pool.map(_fingerprint_chunk, chunks) for fp in part]
+    new = dict(zip(todo, made))
+    out = [new[t] if t in new else _MADE[t, key] for t in texts]
+    _MADE.update(((t, key), fp) for t, fp in new.items())
+    while len(_MADE) > MEMO:  # the oldest go first
+        del _MADE[next(iter(_MADE))]
+    return out
 
 
 def without(fp: CodeFingerprint, drop: set) -> CodeFingerprint:
@@ -126,7 +144,7 @@ def similar(problem: str, students: dict[str, str], stub: str, reference: str | 
     (the given code, excluded); ``reference`` and ``archive`` (name -> text) compared too.
     Returns {"pairs": [...flagged, best first], "compared": n, "candidates": n}."""
     jobs = jobs or min(4, os.cpu_count() or 1)
-    stub_hashes = list(fingerprint(stub).hashes) if stub else None
+    stub_hashes = list(fingerprints([stub], None)[0].hashes) if stub else None
     known = ({REFERENCE_NAME: reference} if reference else {}) | {f"{ARCHIVE_NAME}{k}": v
                                                                     for k, v in (archive or {}).items()}
     keys = sorted(students)

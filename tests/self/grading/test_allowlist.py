@@ -20,7 +20,7 @@ import pytest
 from grader.grade import grade
 from grader.sandbox.isolation import Isolation, IsolationUnavailable, MODES
 from grader.report import validate
-from seam.honest import touched
+from seam.problems import touched
 from tests.self.attacks import ALLOWLIST_ATTACKS, DOORS, REFERENCE, VEHICLE
 
 TIME_LIMIT = 20.0  # generous: the attacks give up on their own within 2 s

@@ -32,6 +32,7 @@ from grader.report import render_table
 from grader.text import clean, csv_cell, indent, one_line
 from seam import InProcess, codec, frames
 from tests.self.attacks import REPLY_FLOOD, STUB_FUNCS, VEHICLE
+from tests.self.shared import cli
 
 ESCAPES = "\x1b[2J\x1b[H\x1b[8m\x1b]52;c;cHduZWQ=\x07\u202e\u2028\r"
 MESSAGE = ESCAPES + " Score: 12/12 \ud800"  # clear screen, conceal, OSC 52, a lone surrogate
@@ -183,10 +184,7 @@ def test_uploads_named_like_the_batchs_own_files_are_graded(tmp_path):
         (klass / name).mkdir(parents=True)
         (klass / name / f"{VEHICLE}.py").write_text((REFERENCE / f"{VEHICLE}.py").read_text())
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "grader", "batch", klass, "--out", out, "--jobs", "1",
-                           "--only", VEHICLE, "--gpu", "skip"], capture_output=True, text=True, cwd=ROOT,
-                          timeout=900)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    cli("batch", klass, "--out", out, "--jobs", "1", "--only", VEHICLE, "--gpu", "skip", check=0)
     rows = gradebook.student_rows((out / "gradebook.csv").read_text())
     assert sorted(r["submission"] for r in rows) == ["batch.json", "gradebook.csv", "students"]
     assert {r["status"] for r in rows} == {"graded"} and len({r["total"] for r in rows}) == 1

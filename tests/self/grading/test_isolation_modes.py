@@ -17,14 +17,14 @@ from seam import SandboxFailure
 
 MODULE = '''
 import os
+import time
 def ridge_point(peak, bw):
     return peak / bw
 def matmul_intensity(*a):
     os._exit(4)
-def elementwise_intensity(*a):
-    n = 0
+def elementwise_intensity(*a):  # a hang that spends no CPU (the spinning one: test_attacks.py)
     while True:
-        n += 1
+        time.sleep(1)
 def roofline_seconds(*a):
     out = {"uid": os.getuid(), "cwd": os.getcwd()}
     for name, path in (("checkout", %r), ("tmp", "/tmp"), ("home", "/root")):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from grader.batch.output import read_json
 from grader.paths import REFERENCE, ROOT
-from seam.honest import touched
+from seam.problems import touched
 from tests.self.attacks import Attack, VEHICLE
 
 THIEF = '''

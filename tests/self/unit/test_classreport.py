@@ -89,6 +89,29 @@ def test_the_stubs_given_code_alone_is_not_a_match():
     assert similar("flops", students, stub, None)["pairs"] == []
 
 
+def test_a_text_is_fingerprinted_once_and_the_pairs_do_not_change(monkeypatch):
+    """Many hand in the same text (a module left as the stub gave it, the reference copied): it is
+    tokenised once, and remembered by text and boilerplate, never by who handed it in."""
+    from grader.classreport import similarity
+    stub = (ROOT / "student_stubs" / "flops.py").read_text()
+    reference = (ROOT / "reference" / "flops.py").read_text()
+    copy = disguise(reference, 1, heavy=False)
+    students = {"a": reference, "b": reference, "c": copy, "d": copy, "e": stub}
+    monkeypatch.setattr(similarity, "_MADE", {})
+    made = []
+    real = similarity.fingerprint
+    monkeypatch.setattr(similarity, "fingerprint", lambda text, boilerplate=None: made.append(text) or real(text, boilerplate))
+    first = similarity.similar("flops", students, stub, reference)
+    assert sorted(made) == sorted([stub, reference, copy, stub]), "one per distinct text (the stub: once alone, once as a student's)"
+    made.clear()
+    again = similarity.similar("flops", students, stub, reference)
+    assert made == [] and again == first
+    monkeypatch.setattr(similarity, "_MADE", {})
+    monkeypatch.setattr(similarity, "MEMO", 0)  # nothing remembered: the same pairs, made afresh
+    assert similarity.similar("flops", students, stub, reference) == first
+    assert {(p["a"], p["b"]) for p in first["pairs"]} == {(k, REFERENCE_NAME) for k in "abcd"}
+
+
 # ---- the report from a batch folder -------------------------------------------------------------
 def _tests_for(problem: str, passed: list[bool], mistakes=None) -> list[dict]:
     return [{"name": f"{problem}: test {k}", "number": f"3.{k}", "score": 1.0 if ok else 0.0, "max_score": 1.0,

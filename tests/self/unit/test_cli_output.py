@@ -56,6 +56,18 @@ def test_every_subcommand_help_shows_an_example():
     assert "example" in build_parser().format_help()
 
 
+def test_the_command_line_and_the_commands_that_grade_nothing_start_without_torch():
+    """--help, merge, report and release read files and write files: no torch import (2 s) for
+    them; the registry comes from seam/problems.py, the rule lines too (seam/__init__.py imports
+    seam/impl.py, and torch, only when Impl is asked for)."""
+    code = ("import sys, grader.cli as c, grader.batch.merge, grader.classreport, grader.release;"
+            "c.build_parser(); print('torch' in sys.modules); from seam import InProcess; print('torch' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "True"]
+    run = grader("merge", "--help")
+    assert run.returncode == 0 and "example" in run.stdout
+
 def test_the_handout_points_table_says_points():
     from grader.rubric import handout_table, render
     header = render([]).splitlines()[0]

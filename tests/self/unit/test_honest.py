@@ -11,7 +11,8 @@ import pytest
 from grader.batch.merge import join_results
 from grader.paths import REFERENCE, ROOT
 from seam import InProcess
-from seam.honest import HEAD, covered, line, touched
+from seam.honest import covered
+from seam.problems import HEAD, line, touched
 from seam.problems import PROBLEMS, RULED, section
 from tests.self.shortcuts import stub_definition
 from tests.self.submissions import reference_text, reference_with

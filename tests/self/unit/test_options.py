@@ -71,7 +71,7 @@ def test_the_problem_names_are_the_registrys():
 
 def test_importing_and_checking_the_options_imports_no_torch():
     """batch's parent checks its options before any grading: no torch for that (the problem
-    names come from seam/problems.py itself, not through seam/__init__.py)."""
+    names come from seam/problems.py; the seam package imports torch only for its Impl)."""
     code = ("import grader.options as o, sys; o.Options(gpu='skip', problems=['optim'], time_limit='5');"
             "print('torch' in sys.modules, ','.join(o.problem_names()))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)

@@ -23,7 +23,7 @@ from grader.paths import ROOT
 from grader.plugin import Fact
 from grader.report import build_results, notes_of, render_table, summary, summary_lines, write_results
 from grader.text import one_line
-from seam.honest import HEAD, line
+from seam.problems import HEAD, line
 
 STAMP = {"version": "0.0.0", "tests": "0" * 16}
 

@@ -3,7 +3,6 @@ them (seam/tamper.py; red team #11): each technique, used by a forbidden round_t
 cast) to hide that cast from the probe, makes the "how" test fail with one line naming it, while
 every other test grades as before. The red team's probe forgery scores no "how" point."""
 
-import subprocess
 import sys
 import types
 from pathlib import Path
@@ -13,8 +12,9 @@ import pytest
 from grader.batch.output import read_json
 from grader.paths import REFERENCE, ROOT
 from grader.rubric import collect
-from seam.honest import touched
+from seam.problems import touched
 from seam.tamper import TECHNIQUES, Instrumentation, scan, scan_source, verdict
+from tests.self.shared import cli
 
 # round_to with PyTorch's cast for the formats torch has (forbidden), the cast made by BLIND.
 FORBIDDEN_ROUND_TO = '''
@@ -199,10 +199,7 @@ def test_the_worker_sees_its_instrumentation_change():
 
 
 def _batch(klass: Path, out: Path, only: str) -> None:
-    proc = subprocess.run([sys.executable, "-m", "grader", "batch", klass, "--out", out, "--jobs", "1",
-                           "--only", only, "--gpu", "skip"], capture_output=True, text=True, cwd=ROOT,
-                          timeout=1200)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    cli("batch", klass, "--out", out, "--jobs", "1", "--only", only, "--gpu", "skip", check=0)
 
 
 # The red team's probe forgery (#11): three forbidden shortcuts (the cast in round_to, np.asarray
