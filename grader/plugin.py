@@ -13,9 +13,8 @@ import sys
 import pytest
 
 from seam import GPU_NOT_RUN, GRADER_PLUGIN, Impl, SandboxFailure, describe
-from seam.problems import line, touched
 from seam.probes import student_name
-from seam.problems import PROBLEMS, any_problem, owner
+from seam.problems import PROBLEMS, any_problem, line, owner, touched
 from tests.checks import NAMED
 from .report import number
 from .gpu import unknown_gpu_message

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import jsonschema
 
-from seam.problems import line, touched
-from seam.problems import PROBLEMS, problem_number, section
+from seam.problems import PROBLEMS, line, problem_number, section, touched
 from .files import write_atomically as _write_file
 from .paths import SCHEMA
 from .text import clean, indent, one_line

@@ -18,8 +18,7 @@ import pytest
 import torch
 
 from seam import GPU_NOT_RUN, GRADER_PLUGIN, InProcess, describe
-from seam.problems import line, touched
-from seam.problems import PROBLEMS, files, owner, problem_number, section
+from seam.problems import PROBLEMS, files, line, owner, problem_number, section, touched
 from seam.problems import folder as layout_folder
 
 ROOT = Path(__file__).resolve().parents[1]

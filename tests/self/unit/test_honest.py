@@ -12,8 +12,7 @@ from grader.batch.merge import join_results
 from grader.paths import REFERENCE, ROOT
 from seam import InProcess
 from seam.honest import covered
-from seam.problems import HEAD, line, touched
-from seam.problems import PROBLEMS, RULED, section
+from seam.problems import HEAD, PROBLEMS, RULED, line, section, touched
 from tests.self.shortcuts import stub_definition
 from tests.self.submissions import reference_text, reference_with
 
