@@ -15,6 +15,7 @@ and so is the response: {"ok": value} or {"raised": {"type", "message", "where",
 
 import contextlib
 import errno
+import os
 import importlib
 import linecache
 import importlib.machinery
@@ -25,6 +26,7 @@ from pathlib import Path
 from types import ModuleType
 
 from . import codec, probes
+from .frames import MAX_FRAME, read_frame, write_frame
 from .honest import Honest
 from .problems import PROBLEMS, STRUCT_MODULES
 from .tamper import Instrumentation
@@ -247,3 +249,30 @@ class Callee:
         at = f"{self.shown_as}{frames[-1][0]}:{frames[-1][1]}" if frames else ""
         return {"raised": {"type": kind, "message": msg[:2000], "function": function, "at": at,
                            "where": format_frames(frames, self.shown_as)}}
+
+
+def answer(callee: Callee, req_fd: int, resp_fd: int, *, _read=read_frame, _write=write_frame,
+           _loads=codec.loads, _dumps=codec.dumps, _exit=os._exit, _type=type, _dict=dict, _len=len,
+           _str=str) -> None:
+    """The worker's loop: each request answered on ``resp_fd`` until ``req_fd`` closes (then the
+    process exits). What reads, encodes and writes the frames is bound here, when the seam is
+    imported (the defaults), before any student module: a submission that rebinds ``os.write``,
+    ``sys.stdout``, ``json.dumps``, ``codec.dumps`` or ``frames.write_frame`` afterwards changes
+    no byte of a reply (the suite's reply-channel test). The rest of the way out (the
+    callee's methods, builtins) is reachable only through what seam/allowed.py refuses."""
+    while True:
+        try:
+            request = _loads(_read(req_fd))
+        except EOFError:
+            _exit(0)
+        response = callee.handle(request)
+        rid = request.get("id") if _type(request) is _dict else None
+        try:
+            payload = _dumps({**response, "id": rid})
+            if _len(payload) > MAX_FRAME:
+                raise ValueError(f"the result is too large to send back ({_len(payload) >> 20} MiB; "
+                                 f"the limit is {MAX_FRAME >> 20} MiB)")
+        except (TypeError, ValueError, MemoryError) as e:
+            payload = _dumps({"raised": {"type": "Unsupported", "message": _str(e)[:500], "where": ""},
+                              "id": rid})
+        _write(resp_fd, payload)

@@ -221,9 +221,23 @@ def from_plain(node: Any, resolve_struct: Callable[[str, dict], Any] | None = No
     return out
 
 
-def dumps(obj: Any) -> bytes:
+# The encoder, taken when the seam is imported (before any student module, in the worker): a
+# submission that rebinds json.dumps, json.encoder's functions or JSONEncoder's methods changes no
+# byte of a reply. The same bytes as json.dumps(obj, allow_nan=True, separators=(",", ":")).
+_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+_encode_string = json.encoder.encode_basestring_ascii
+_json_dumps = json.dumps
+
+
+def _not_serializable(obj):
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+def dumps(obj: Any, _make=_make_encoder, _string=_encode_string, _join="".join) -> bytes:
     """Encode a value (already plain, or convertible) to UTF-8 JSON bytes."""
-    return json.dumps(obj, allow_nan=True, separators=(",", ":")).encode()
+    if _make is None:  # a Python without the C accelerator
+        return _json_dumps(obj, allow_nan=True, separators=(",", ":")).encode()
+    return _join(_make({}, _not_serializable, _string, None, ":", ",", False, False, True)(obj, 0)).encode()
 
 
 def precount(data: bytes, max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH) -> int:

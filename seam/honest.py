@@ -4,7 +4,8 @@ While a request of a problem with rules runs (a seam call of a ruled function, o
 may drive one), a ``Watch`` looks at what actually executes, in the student's process, whatever
 names the code used:
 
-- a profiler (``sys.setprofile``) sees every Python function that runs (its module decides:
+- a profiler (``sys.setprofile``) sees every Python function that runs (its module, told by the
+  code object's file, never by ``__name__`` (``Modules``), decides:
   ``torch.optim.adam`` for AdamW, ``torch.utils.flop_counter`` for FLOPs), every C function
   called from Python by name (``Tensor.stride``, ``torch._C._nn.linear``, ``torch._fused_adamw_``),
   an ATen overload called in Python (``torch.ops.aten.linear.default``);
@@ -16,8 +17,8 @@ names the code used:
 - a class of theirs derived from a class of a forbidden module (``torch.optim.Adam``) is found
   when its module is imported (``Honest.bases``).
 
-An event counts only when the student's own code is on the stack (or torch's code runs for an
-instance of their class): the probes and the tests use PyTorch freely (it is the oracle).
+An event counts only when the student's own code is on the stack, at any depth (or torch's code
+runs for an instance of their class): the probes and the tests use PyTorch freely (it is the oracle).
 Switching the watch off is itself a violation when it happens while the function runs: starting
 a thread or process, ``sys.setprofile`` / ``settrace``, popping torch's mode stacks
 (``_disable_current_modes``, ``_pop_torch_function_stack``) from their code, entering or leaving a
@@ -30,9 +31,10 @@ graded test of that function scores 0 (``touched``), with one line (``line``): b
 seam/problems.py, beside the rules, so a report says them without torch.
 """
 
+import os
 import sys
 import threading
-from types import MappingProxyType
+from types import FunctionType, MappingProxyType
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -164,13 +166,44 @@ def covered(names, ruled=RULED) -> dict[str, Rule]:
 
 
 def _student(frame, files) -> bool:
-    for _ in range(400):
-        if frame is None:
-            return False
+    """A frame of their files anywhere on the stack (no depth limit: an op buried under a
+    thousand frames of theirs, or of torch's recursion, is still theirs; a deep stack costs time,
+    never a verdict)."""
+    while frame is not None:
         if frame.f_code.co_filename in files:
             return True
         frame = frame.f_back
     return False
+
+
+class Modules:
+    """Whose code a code object is, from its file, never from a name the module could reassign
+    (``__name__``, ``__module__``): the dotted name of the file below the folders of ``sys.path``
+    as they were when the worker started, deepest folder first (site-packages before the standard
+    library that holds it). "" for a file below none (their files, the seam's scratch)."""
+
+    def __init__(self):
+        roots = {os.path.realpath(p) for p in sys.path if p and os.path.isdir(p)}
+        self.roots = tuple(sorted(roots, key=len, reverse=True))
+        self._names: dict[str, str] = {}
+
+    def of(self, filename: str) -> str:
+        name = self._names.get(filename)
+        if name is None:
+            name = self._names[filename] = self._name(filename)
+        return name
+
+    def _name(self, filename: str) -> str:
+        if not filename.endswith(".py"):
+            return ""  # <frozen ...>, <string>: no file of a library
+        path = os.path.realpath(filename)
+        for root in self.roots:
+            if path.startswith(root + os.sep):
+                parts = path[len(root) + 1:-3].split(os.sep)
+                if parts[-1] == "__init__":
+                    parts.pop()
+                return ".".join(parts) if all(p.isidentifier() for p in parts) else ""
+        return ""
 
 
 def _quals(frame, files) -> set[str]:
@@ -195,6 +228,8 @@ class Honest:
     def __init__(self, folder):
         # the student's files, as their code objects name them -> the problem module
         self.files = {f"{folder}/{files(p).module}": p for p in PROBLEMS}
+        self.modules = Modules()  # whose code runs, by its file (taken before any student module)
+        self.classes: dict[type, str] = {}  # each ruled class of theirs, as its module was imported
         self.violations: dict[str, str] = {}
         self.trusted_threads = set(sys._current_frames())  # the harness's own (pytest, execnet)
         # names computed at run time (getattr(torch, "_" + "C"), exec, importlib) or a profiler of
@@ -211,6 +246,14 @@ class Honest:
             for f in functions:
                 self.record(f, "code that changed the grader's rules or its watch")
 
+    def absent_used(self, rule: Rule, what: str, frame) -> None:
+        """A stand-in of seam/absent.py was used (the forbidden code is not in the sandbox):
+        charged to the functions of that rule whose code is on the stack, else to those the
+        request calls."""
+        if _ACTIVE:
+            watch = _ACTIVE[0]
+            watch.hit([f for f, r in watch.rules.items() if r is rule], f"{what} (not in the sandbox)", frame)
+
     def record(self, function: str, used: str) -> None:
         self.violations.setdefault(function, used[:200])
 
@@ -220,6 +263,8 @@ class Honest:
         for function, rule in self.ruled.items():
             mod_name, _, name = function.partition(".")
             cls = getattr(module, name, None) if mod_name == problem else None
+            if isinstance(cls, type):
+                self.classes.setdefault(cls, function)  # the class object itself: no name to reassign
             if not isinstance(cls, type) or not rule.modules:
                 continue
             for base in cls.__mro__[1:]:
@@ -278,6 +323,8 @@ class Watch:
         self.lazy = bool(needs) and all(r.numbers for r in needs) and not self.modes and not honest.dynamic
         self.ran: set[str] = set()  # the ruled functions whose code ran (a test of them is theirs)
         self._kinds: dict = {}     # code object -> what running it means ("" nothing)
+        self._owners: dict = {}    # class -> the ruled functions (classes) of theirs it is
+        self.module_of = honest.modules.of  # a code object's file -> its module's dotted name
         self.produced: dict = {}   # id -> tensor: what the ``must`` module's functions returned, and
                                    # what torch ops computed from that (the function mode sees them)
 
@@ -286,7 +333,7 @@ class Watch:
         """Charge ``used`` to the functions it belongs to: those of a student frame on the stack
         (Cruncher, not Linear, for Cruncher.__init__), else those this request calls itself (a
         helper of theirs at module level); never a function the request neither calls nor ran."""
-        quals = _quals(frame, self.files) if frame is not None else set()
+        quals = (_quals(frame, self.files) | set(self._owned(frame))) if frame is not None else set()
         mine = [f for f in functions if any(q == f or q.startswith(f + ".") for q in quals)]
         self.ran.update(mine)  # it ran in this request (without a profiler, no one else says so)
         for f in mine or [f for f in functions if f in self.direct]:
@@ -384,15 +431,30 @@ class Watch:
         return profile
 
     def _named(self, frame, name, arg) -> None:
-        if _is_torch(arg) and _student(frame, self.files):
+        if _is_torch(arg) and self._theirs(frame):
             self.hit(self.ops[name], f"torch's {name}", frame)
+
+    def _theirs(self, frame) -> bool:
+        """Their code is on the stack: a frame of their files, or torch's code running for an
+        object of theirs (a module method of their class applied by torch's machinery, which
+        calls it with no frame of theirs above)."""
+        return _student(frame, self.files) or bool(self._owned(frame))
+
+    def _owned(self, frame) -> list[str]:
+        """The ruled functions of theirs whose instance a frame on the stack runs for."""
+        out = []
+        while frame is not None:
+            if frame.f_code.co_filename not in self.files:
+                out += self._owner(frame)
+            frame = frame.f_back
+        return out
 
     def _classify(self, frame):
         code = frame.f_code
         if code.co_filename in self.files:  # theirs: which ruled function's code is this?
             qual = f"{self.files[code.co_filename]}.{code.co_qualname}"
             return [f for f in self.rules if qual == f or qual.startswith(f + ".")] or ""
-        module = str(frame.f_globals.get("__name__", ""))
+        module = self.module_of(code.co_filename)
         if (module, frame.f_code.co_qualname) in BLINDING_PY:
             return "blinding"
         if self.ops and module == "torch._ops" and frame.f_code.co_qualname in ("OpOverload.__call__",
@@ -414,10 +476,10 @@ class Watch:
             return
         if event != "call":
             return
-        module, qual = str(frame.f_globals.get("__name__", "")), frame.f_code.co_qualname
+        module, qual = self.module_of(frame.f_code.co_filename), frame.f_code.co_qualname
         if kind == "blinding":
             caller = frame.f_back
-            while caller is not None and caller.f_globals.get("__name__") == "contextlib":
+            while caller is not None and self.module_of(caller.f_code.co_filename) == "contextlib":
                 caller = caller.f_back
             if caller is not None and caller.f_code.co_filename in self.files:
                 self.hit(list(self.rules), f"{module}.{qual} (it switches off the grader's watch)", frame)
@@ -429,7 +491,7 @@ class Watch:
             for f in owner:
                 if f in functions:
                     self.honest.record(f, f"{module}.{qual}")
-        elif _student(frame.f_back, self.files):
+        elif self._theirs(frame.f_back):
             self.hit(functions, f"{module}.{qual}", frame)
 
     def _owner(self, frame) -> list[str]:
@@ -437,11 +499,29 @@ class Watch:
         if "self" not in frame.f_code.co_varnames[:1]:
             return []
         cls = type(frame.f_locals.get("self"))
-        path = getattr(sys.modules.get(cls.__module__), "__file__", None)
-        if path not in self.files:
-            return []
-        qual = f"{self.files[path]}.{cls.__qualname__}"
-        return [f for f in self.rules if qual == f or qual.startswith(f + ".")]
+        found = self._owners.get(cls)
+        if found is None:
+            found = self._owners[cls] = self._ruled_class(cls)
+        return found
+
+    def _ruled_class(self, cls) -> list[str]:
+        """The ruled classes of theirs ``cls`` is or derives from: the class objects their modules
+        held when imported (``Honest.bases``), and the classes whose methods' code objects lie in
+        their files (file and qualified name), which no assignment to ``__module__`` or
+        ``__qualname__`` changes."""
+        out = [f for klass in cls.__mro__ if (f := self.honest.classes.get(klass)) in self.rules]
+        for klass in cls.__mro__:
+            for value in vars(klass).values():  # (exact types: no code of theirs runs here)
+                if type(value) in (staticmethod, classmethod):
+                    value = value.__func__
+                elif type(value) is property:
+                    value = value.fget
+                if type(value) is not FunctionType or value.__code__.co_filename not in self.files:
+                    continue
+                code = value.__code__
+                qual = f"{self.files[code.co_filename]}.{code.co_qualname.rpartition('.')[0]}"
+                out += [f for f in self.rules if qual == f or qual.startswith(f + ".")]
+        return sorted(set(out))
 
     def _blinding_c(self, frame, name, arg) -> None:
         if name in ("__exit__", "__enter__"):  # a DisableTorchFunction block, with or without `with`
@@ -461,7 +541,7 @@ class Watch:
         name = op_name(func)
         if name in self.ops:
             frame = sys._getframe(2)  # (the mode's method, then the caller)
-            if _student(frame, self.files):
+            if self._theirs(frame):
                 self.hit(self.ops[name], f"torch's {name}", frame)
         return func(*args, **(kwargs or {}))
 
@@ -484,7 +564,7 @@ class Watch:
             dtype = cast_in(name, args, kwargs, result)
             if dtype is not None:
                 frame = sys._getframe(3)  # (seen, through, the mode's method, then the caller)
-                if _student(frame, self.files):
+                if self._theirs(frame):
                     self.hit(self.casts, f"a cast into {dtype} ({name})", frame)
 
 
@@ -508,7 +588,7 @@ class Watch:
         for _ in range(8):
             if frame is None:
                 return False
-            module = str(frame.f_globals.get("__name__", ""))
+            module = self.module_of(frame.f_code.co_filename)
             if not _in(module, ("torch",)):
                 return any(_in(module, (m,)) for m in self.must.values())
             frame = frame.f_back

@@ -41,6 +41,10 @@ class Rule:
     must: str = ""                  # the module whose call must have produced the returned tensor
     numbers: bool = False           # its functions take and return numbers: honest code makes no
                                     # tensor, so the watch's profiler starts at the first torch op
+    absent: tuple[str, ...] = ()    # taken out of the sandbox's Python before any student code
+                                    # runs (seam/absent.py): modules of ``modules`` (stand-ins that
+                                    # refuse in one line) and ATen kernels of ``ops`` ("aten.<op>":
+                                    # they refuse, whoever calls them, from Python or C++)
 
 
 OWN_ADAMW = Rule(
@@ -51,11 +55,14 @@ OWN_ADAMW = Rule(
     "the update rule, its moments and bias corrections are the problem; torch's optimizer is the "
     "oracle the tests compare it with", "optim", "You write AdamW by hand",
     modules=("torch.optim.adam", "torch.optim.adamw"),
-    ops=("_fused_adam_", "_fused_adamw_", "_fused_adam", "_fused_adamw"))
+    ops=("_fused_adam_", "_fused_adamw_", "_fused_adam", "_fused_adamw"),
+    absent=("torch.optim.adam", "torch.optim.adamw", "aten._fused_adam_", "aten._fused_adamw_",
+            "aten._fused_adam", "aten._fused_adamw"))
 FROM_THE_NUMBERS = Rule(
     "layouts computed from the numbers",
     "a tensor to ask: no `stride()`, `storage_offset()`, `is_contiguous()`, `view`, `reshape`, "
-    "`as_strided`, `transpose` or other view of a real tensor (`nbytes` may read a dtype's "
+    "`as_strided`, `transpose` or other view of a real tensor, nor its strides read through "
+    "another library (`.numpy()`, `np.asarray`, DLPack) (`nbytes` may read a dtype's "
     "element size from torch)",
     "the point is to know how PyTorch walks storage; a strided tensor would just tell you",
     "tensors", "you compute those layouts from the integers alone",
@@ -65,7 +72,10 @@ FROM_THE_NUMBERS = Rule(
          "movedim", "moveaxis", "swapaxes", "swapdims", "expand", "expand_as", "narrow", "select",
          "slice", "unfold", "unsqueeze", "squeeze", "flatten", "unflatten", "contiguous", "diagonal",
          "split", "chunk", "unbind", "tensor_split", "alias", "__getitem__", "data_ptr",
-         "untyped_storage", "storage", "set_", "resize_"), numbers=True)
+         "untyped_storage", "storage", "set_", "resize_",
+         # the same question asked of a strided array: numpy's view of the tensor, DLPack's
+         "numpy", "__array__", "__array_interface__", "__dlpack__", "_to_dlpack", "to_dlpack"),
+    numbers=True)
 NO_FLOP_COUNTER = Rule(
     "FLOPs counted from the shapes",
     "a FLOP counter: `torch.utils.flop_counter` (`FlopCounterMode`), `torch.profiler` / "
@@ -75,7 +85,8 @@ NO_FLOP_COUNTER = Rule(
     modules=("torch.utils.flop_counter", "torch.profiler", "torch.autograd.profiler",
              "torch.autograd.profiler_util", "fvcore", "thop", "ptflops", "calflops", "torchinfo",
              "torchprofile", "flopth", "deepspeed.profiling"),
-    ops=("_enable_profiler", "_prepare_profiler", "_enable_profiler_legacy"), numbers=True)
+    ops=("_enable_profiler", "_prepare_profiler", "_enable_profiler_legacy"), numbers=True,
+    absent=("torch.utils.flop_counter",))
 ROUND_IT_YOURSELF = Rule(
     "rounding done by hand",
     "a PyTorch cast into a narrow float format (`.to(torch.float16)`, `.half()`, `.bfloat16()`, "

@@ -22,6 +22,11 @@ import torch.nn.functional as F
 
 from . import manual_seed, probe
 
+# torch's optimizers, taken before any student module runs: in the sandbox their public names are
+# stand-ins that refuse (seam/absent.py: AdamW is the problem), the probes still hand real ones to
+# optimizer_state_bytes
+TORCH_ADAMW, TORCH_ADAM = torch.optim.AdamW, torch.optim.Adam
+
 
 def _encode_state_value(v, values: bool):
     if isinstance(v, torch.Tensor):
@@ -148,15 +153,15 @@ OPTIMIZER_KINDS = ("torch_adamw", "torch_adam_amsgrad", "torch_sgd", "torch_sgd_
 
 def make_optimizer(kind: str, params, adamw_cls=None):
     if kind == "torch_adamw":
-        return torch.optim.AdamW(params)
+        return TORCH_ADAMW(params)
     if kind == "torch_adam_amsgrad":
-        return torch.optim.Adam(params, amsgrad=True)
+        return TORCH_ADAM(params, amsgrad=True)
     if kind == "torch_sgd":
         return torch.optim.SGD(params, lr=0.01)
     if kind == "torch_sgd_momentum":
         return torch.optim.SGD(params, lr=0.01, momentum=0.9)
     if kind == "adamw":  # the implementation's AdamW, or torch's for the oracle
-        return (adamw_cls or torch.optim.AdamW)(params)
+        return (adamw_cls or TORCH_ADAMW)(params)
     raise ValueError(f"unknown optimizer kind {kind!r}")
 
 

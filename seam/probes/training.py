@@ -21,6 +21,9 @@ from torch import nn
 from . import manual_seed, probe
 from .. import smaps
 
+# torch's AdamW, taken at import: in the sandbox its public name is a stand-in (seam/absent.py)
+TORCH_ADAMW = torch.optim.AdamW
+
 D_IN, HIDDEN = 12, 16
 LR, WEIGHT_DECAY = 1e-2, 0.1
 
@@ -46,7 +49,7 @@ def make_model(seed: int) -> nn.Module:
 
 
 def make_optimizer(model: nn.Module) -> torch.optim.Optimizer:
-    return torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
+    return TORCH_ADAMW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
 
 
 def make_batches(seed: int, steps: int, batch: int) -> list[tuple[torch.Tensor, torch.Tensor]]:

@@ -317,3 +317,23 @@ class AdamW(_OwnAdamW):
 
         return loss
 '''
+
+
+DEEP = '''
+import copy
+def contiguous_strides(shape):
+    # torch's Tensor.__deepcopy__ reads x.stride(), under 2 x 300 frames of copy.py's recursion
+    nested = [torch.empty(tuple(shape))]
+    for _ in range(300):
+        nested = [nested]
+    copy.deepcopy(nested)
+    return _own_strides(shape)
+'''
+
+
+def test_an_op_buried_under_hundreds_of_frames_not_theirs_is_still_theirs(tmp_path):
+    """No depth limit on whose code is on the stack (it was 400 frames): a forbidden op that
+    torch's Python makes 600 frames below their function is charged to it."""
+    impl = _impl(tmp_path, "tensors", "_own_strides = contiguous_strides\n" + DEEP)
+    assert impl.tensors.contiguous_strides((2, 3)) == (3, 1)
+    assert "tensors.contiguous_strides" in impl._violations, impl._violations

@@ -1,0 +1,111 @@
+"""Honest-work verdicts the student's own code cannot forge (issue 35): each class of attack that
+took back a ruled point with one line, written as an attacker reading the seam would, graded
+through the sandbox (every isolation mode this machine offers): it scores as the shortcut left
+unwritten on the functions it attacked, and as the reference on every other test.
+
+- renaming: the watch names code by its file, never by ``__name__`` / ``__module__``;
+- rebinding what the seam calls: the reply channel is bound before student code (and the unit
+  test of that channel, tests/self/unit/test_reply_channel.py);
+- stack depth (tests/self/unit/test_honest.py): an op buried under 600 frames is still theirs;
+- torch's own frames: a method of their class applied by torch's machinery, no frame of theirs;
+- another library asks for it: a tensor's strides read through numpy;
+- absent: torch's AdamW, its fused kernels and the FLOP counter are not in the sandbox.
+"""
+
+import json
+
+import pytest
+
+from grader.grade import grade
+from tests.self.grading.test_allowlist import available_modes
+from tests.self.submissions import reference_text, reference_with
+
+pytestmark = pytest.mark.e2e
+
+# (problem, attacked functions, the module's text appended to the reference's)
+ATTACKS = {
+    "renaming: torch's AdamW kernel under a name of theirs": ("optim", ["optim.AdamW"], '''
+import torch.optim.adam as _adam_module, torch.optim.adamw as _adamw_module
+_adam_module.__name__ = _adamw_module.__name__ = "optim_helpers"
+class AdamW(torch.optim.Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+        self._inner = _adamw_module.AdamW(self.param_groups, lr=lr, betas=betas, eps=eps,
+                                          weight_decay=weight_decay)
+        self.state = self._inner.state
+    def step(self, closure=None):
+        return self._inner.step(closure)
+'''),
+    "renaming: the FLOP counter renamed": ("flops", ["flops.matmul_flops"], '''
+import torch.utils.flop_counter as _fc
+_fc.__name__ = "flops_helpers"
+_reference_matmul_flops = matmul_flops
+def matmul_flops(m, k, n):
+    with _fc.FlopCounterMode(display=False) as counter:
+        torch.zeros(m, k) @ torch.zeros(k, n)
+    return counter.get_total_flops()
+'''),
+    "another library: strides read through numpy": ("tensors", ["tensors.contiguous_strides"], '''
+import numpy as _np
+def contiguous_strides(shape):
+    array = _np.asarray(torch.empty(tuple(shape)))
+    return tuple(s // array.itemsize for s in array.strides)
+'''),
+    "torch's own frames: nn.Linear's forward on a class renamed": ("modules", ["modules.Linear"], '''
+class Linear(torch.nn.Module):
+    __module__ = "torch.nn.modules.container"  # (no file of theirs by name: torch's machinery runs it)
+    def __init__(self, d_in, d_out, device=None, dtype=None):
+        super().__init__()
+        std = (2 / (d_in + d_out)) ** 0.5
+        self.weight = torch.nn.Parameter(torch.nn.init.trunc_normal_(
+            torch.empty(d_out, d_in, device=device, dtype=dtype), std=std, a=-3 * std, b=3 * std))
+        self.bias = None
+    forward = torch.nn.Linear.forward  # F.linear, called by torch's Module.__call__ for their object
+'''),
+    "absent: torch's fused AdamW kernel called by hand": ("optim", ["optim.AdamW"], '''
+class AdamW(torch.optim.Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = closure() if closure is not None else None
+        for group in self.param_groups:
+            ps = [p for p in group["params"] if p.grad is not None]
+            for p in ps:
+                st = self.state[p]
+                if not st:
+                    st["step"], st["exp_avg"], st["exp_avg_sq"] = (torch.tensor(0.0), torch.zeros_like(p),
+                                                                   torch.zeros_like(p))
+            b1, b2 = group["betas"]
+            torch._fused_adamw_(ps, [p.grad for p in ps], [self.state[p]["exp_avg"] for p in ps],
+                                [self.state[p]["exp_avg_sq"] for p in ps], [],
+                                [self.state[p]["step"] for p in ps], lr=group["lr"], beta1=b1, beta2=b2,
+                                weight_decay=group["weight_decay"], eps=group["eps"], amsgrad=False,
+                                maximize=False)
+        return loss
+'''),
+}
+
+
+def _graded(folder, out, problem, mode) -> dict:
+    assert grade(folder, out, gpu="skip", quiet=True, problems=[problem], isolation=mode, time_limit=20) == 0
+    return json.loads(out.read_text())
+
+
+def _functions(test) -> list[str]:
+    return (test.get("extra_data") or {}).get("functions", [])
+
+
+@pytest.mark.parametrize("mode", available_modes())
+@pytest.mark.parametrize("attack", list(ATTACKS))
+def test_a_forged_verdict_scores_as_the_shortcut_unwritten(attack, mode, tmp_path):
+    problem, attacked, appended = ATTACKS[attack]
+    folder = reference_with(tmp_path / "s", {problem: reference_text(problem) + "\nimport torch\n" + appended})
+    got = _graded(folder, tmp_path / "got.json", problem, mode)
+    charged = set(got["extra_data"]["honest_work"])  # the attacked, and the functions that call them
+    assert set(attacked) <= charged and all(f.startswith(problem + ".") for f in charged), charged
+    for test in got["tests"]:  # the reference scores full marks on every test (test_grade.py)
+        if any(f == c or f.startswith(c + ".") for f in _functions(test) for c in charged):
+            assert test["score"] == 0, (test["name"], test.get("output", "")[:300])
+        else:
+            assert test["score"] == test["max_score"], (test["name"], test.get("output", "")[:300])
