@@ -49,21 +49,12 @@ def roofline_seconds(flops, bytes_moved, peak_flops, bandwidth):
 # (Neither function has an honest-work rule: the import of seam makes every ruled function "not
 # checked", which would hide what the grader does with the reply.)
 REPLY_FLOOD = '''
-import seam.codec as _codec
-_dumps = _codec.dumps
-_NESTED = b"[" + b"[]," * 2_000_000 + b"[]]"         # 6 MB < MAX_REPLY, 2 M values
-_BIG = b"[" + b"[]," * 21_000_000 + b"[]]"           # 63 MB: the red team's frame
-def _swap(obj):
-    text = _dumps(obj)
-    for tag, body in ((b'"__NESTED__"', _NESTED), (b'"__BIG__"', _BIG)):
-        if tag in text:
-            return text.replace(tag, body, 1)
-    return text
-_codec.dumps = _swap
+# (the reply channel is bound before student code, so the flood is sent as values: 200,000 empty
+# lists a call, a batch of them under MAX_REPLY but over MAX_NODES; and a 63 MB frame, the red team's size)
 def is_compute_bound(intensity, peak_flops, bandwidth):
-    return "__NESTED__"
+    return [[]] * 200_000
 def ridge_point(p, b):
-    return "__BIG__"
+    return "x" * 63_000_000
 '''
 
 
