@@ -153,15 +153,15 @@ def serve(cfg: dict, req_fd: int, resp_fd: int) -> None:
     import torch
     torch.set_num_threads(cfg["threads"])
     set_memory_limit(cfg["limits"]["memory_bytes"])  # torch is mapped already: headroom for tests
-    from seam import codec
+    from seam import absent, codec
     from seam.callee import Callee, answer
     from seam.frames import write_frame
     callee = Callee(cfg["submission"], "submission", filtered=True)
-    from seam import absent
-    removed = absent.remove(callee.honest)  # what a rule forbids is not here (kept: its kernels)
+    # what a rule forbids is not here; the kernels' refusals last while ``removed`` lives, and
+    # ``answer`` never returns (it exits when the grader closes the pipe)
+    removed = absent.remove(callee.honest)  # noqa: F841
     write_frame(resp_fd, codec.dumps({"ready": True}))
-    answer(callee, req_fd, resp_fd)  # until the grader closes the pipe
-    del removed
+    answer(callee, req_fd, resp_fd)
 
 
 # -- the zygote ----------------------------------------------------------------------------
