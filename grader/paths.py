@@ -14,6 +14,9 @@ REFERENCE = ROOT / folder("reference")
 STUBS = ROOT / folder("stub")
 SCHEMA = Path(__file__).with_name("results.schema.json")
 TEST_DIRS = (ROOT / folder("public_test"), ROOT / folder("hidden_test"))  # the graded tests
+# What each ruled function's shortcut earns with the watch blinded (tests/self/behaviour.py
+# writes it; grader/trust.py's tables read it)
+BEHAVIOUR = ROOT / "tests" / "self" / "behaviour.json"
 # What any graded test imports besides the code under test (relative to ROOT): the seam and the
 # test helpers. The students' bundle and the Gradescope zip both ship it.
 TEST_SUPPORT = ("seam", "tests/__init__.py", "tests/conftest.py", "tests/checks.py", "tests/snapshot.py",

@@ -10,14 +10,15 @@ from .callee import EXPECTED, Callee
 from .codec import Struct
 from .problems import PROBLEMS, RULED
 from .probes import student_name
-from .tamper import scan, verdict
+from .tamper import named, scan, verdict
 
 # What the static look finds that can switch the honest-work watch off unseen (seam/tamper.py):
 # the seam patched, native calls, torch's switches that no event shows (``_DisableTorchDispatch``
-# is a pybind guard: entering and leaving it call no function), or the worker's own record
-# reached through frames or gc and emptied before the reply. Every ruled function is then "not
-# checked" and scores 0, as a broken rule does.
-BLINDS_RULES = ("seam", "ctypes", "torch internals", "frames")
+# is a pybind guard: entering and leaving it call no function), the worker's own record reached
+# through frames or gc and emptied before the reply, or a construct outside the allow-list
+# (seam/allowed.py: a module renamed, what the seam calls rebound). Every ruled function is then
+# "not checked" and scores 0, as a broken rule does.
+BLINDS_RULES = ("seam", "ctypes", "torch internals", "frames", "allow-list")
 
 # The name the grader's pytest plugin is registered under; tests/conftest.py asks pytest for it
 # (its ``impl`` is then the sandboxed submission, and the student-facing output stays quiet).
@@ -68,9 +69,8 @@ class Impl:
         finds what could switch the watch off unseen (``BLINDS_RULES``)."""
         if self._static_rules is None:
             found = [f for f in self._found() if f[2] in BLINDS_RULES]
-            where = ", ".join(f"{name}:{line}" for name, line, _ in found[:3])
-            self._static_rules = {f: f"{found[0][2]} ({where}), which can switch off the grader's watch "
-                                     f"unseen, so no rule can be checked" for f in RULED} if found else {}
+            self._static_rules = {f: f"{named(found, 2)}, which can switch off the grader's watch unseen, "
+                                     f"so no rule can be checked" for f in RULED} if found else {}
         return {**self._violations, **self._static_rules}
 
     def functions(self) -> list[str]:

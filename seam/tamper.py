@@ -18,6 +18,7 @@ import sys
 import threading
 from pathlib import Path
 
+from .allowed import check_tree
 from .problems import PROBLEMS
 
 # technique -> (why it can blind a check, how the grader sees it); the trust model's table
@@ -46,8 +47,26 @@ TECHNIQUES = {
                      "static: exec, eval, compile, vars, globals, __import__, importlib, builtins, "
                      "sys.modules, __dict__, __subclasses__, __code__, getattr & co. with a name "
                      "not written out, and any string naming one of the above"),
+    "allow-list": ("rebinding what the seam calls at run time (os.write, json.dumps, torch.Tensor.tolist), "
+                   "renaming a module or class (__name__, __module__) or reaching a namespace unnamed "
+                   "(__dict__, globals(), a frame) changes what the probes and the honest-work watch see",
+                   "static: each module's syntax tree against what a graded module may do "
+                   "(seam/allowed.py; the allow-list table below)"),
 }
 WHY = {kind: why for kind, (why, _) in TECHNIQUES.items()}
+NAMED = {"allow-list": "a construct outside the allow-list"}  # how a message names a technique
+
+
+class Finding(tuple):
+    """(file name, line, technique), and for the allow-list the construct in a few words
+    (``what``: "a store on an attribute of the module os (os.write)"), which the messages name."""
+
+    what = ""
+
+    def __new__(cls, name: str, line: int, kind: str, what: str = ""):
+        finding = super().__new__(cls, (name, line, kind))
+        finding.what = what
+        return finding
 
 _MODULES = {  # an import of one of these (or of a submodule) is a finding
     "seam": "seam", "threading": "threads", "_thread": "threads", "concurrent": "threads",
@@ -117,8 +136,15 @@ def _folded(node) -> str | None:
     return None
 
 
+# The techniques that already make every ruled function "not checked" (seam/impl.py BLINDS_RULES,
+# less the allow-list): a line one of them names needs no second finding from the allow-list.
+_ALSO_BLINDING = ("seam", "ctypes", "torch internals", "frames")
+
+
 def scan_source(source: str, filename: str) -> list[tuple[str, int, str]]:
-    """(file name, line, technique) for each use of a listed technique in one module's source."""
+    """(file name, line, technique) for each use of a listed technique in one module's source,
+    then each construct outside the allow-list (seam/allowed.py: "allow-list", a ``Finding``
+    that says what it is), read from the same syntax tree."""
     try:
         tree = ast.parse(source, filename)
     except SyntaxError:
@@ -152,7 +178,9 @@ def scan_source(source: str, filename: str) -> list[tuple[str, int, str]]:
             kind = _STRINGS.get(node.value) or (_module_finding(node.value) if node.value.startswith("seam.") else None)
         if kind:
             found.append((filename, getattr(node, "lineno", 1), kind))
-    return found
+    named = {line for _, line, kind in found if kind in _ALSO_BLINDING}
+    return found + [Finding(name, line, "allow-list", what) for name, line, what in check_tree(tree, filename)
+                    if line not in named]
 
 
 def _modules(folder: Path):
@@ -252,15 +280,26 @@ def _by_name(source: str, filename: str) -> list[tuple[str, int]]:
     return found
 
 
+def named(found: list[tuple[str, int, str]], most: int = 4) -> str:
+    """Each technique found with where, for a message: "threads (dtypes.py:3, dtypes.py:9) and a
+    construct outside the allow-list (dtypes.py:12: a store on an attribute of the module os
+    (os.write))"; past ``most`` places of one technique, how many more."""
+    parts = []
+    for kind in dict.fromkeys(kind for _, _, kind in found):
+        at = [f for f in found if f[2] == kind]
+        where = ("; " if any(getattr(f, "what", "") for f in at) else ", ").join(
+            f"{f[0]}:{f[1]}" + (f": {f.what}" if getattr(f, "what", "") else "") for f in at[:most])
+        parts.append(f"{NAMED.get(kind, kind)} ({where}{f' and {len(at) - most} more' if len(at) > most else ''})")
+    return " and ".join(parts)
+
+
 def verdict(found: list[tuple[str, int, str]]) -> str:
     """The one line a "how" test fails with; "" when nothing was found."""
     if not found:
         return ""
-    kinds = list(dict.fromkeys(kind for _, _, kind in found))
-    where = ", ".join(f"{name}:{line}" for name, line, _ in found[:4]) + (
-        f" and {len(found) - 4} more" if len(found) > 4 else "")
+    most = 2 if any(getattr(f, "what", "") for f in found) else 4  # (an allow-list finding says more)
     return (f"not checked: how your code works cannot be verified, because your modules use "
-            f"{' and '.join(kinds)} ({where}): {WHY[kinds[0]]}. Checks of how the work is done "
+            f"{named(found, most)}: {WHY[found[0][2]]}. Checks of how the work is done "
             f"score 0 while that code is there; remove it to earn them")
 
 

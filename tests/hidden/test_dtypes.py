@@ -358,7 +358,9 @@ def test_limits_equal_torch_finfo(impl, ref):
                     note="oracle: torch.finfo (smallest_subnormal: the pattern 0...01); E2M1: its known limits")
 
 
-@pytest.mark.points(1)
+# The formats PyTorch has no dtype for weigh most: no cast or torch.finfo can answer them, so
+# their points are earned by the work alone (README, the trust table's behaviour column).
+@pytest.mark.points(3)
 def test_other_formats(impl, ref):
     """limits and round_to of formats with no constant (FP6 E2M3/E3M2, IEEE E4M3, ...) equal the reference"""
     for name in LIMITS:
@@ -369,14 +371,14 @@ def test_other_formats(impl, ref):
 # ----------------------------------------------------------------------------- round_to vs PyTorch
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 def test_round_to_fp16_bf16_equals_torch(impl, ref):
     """round_to into FP16 and BF16 equals x.to(dtype).float() bit for bit: all 65,536 fp16/bf16 patterns, ties, edges, float64"""
     for i, f in enumerate((FP16, BF16)):
         check_against_torch(impl, ref, f, [pool32(f, 100 + 10 * i), pool64(f, 200 + 10 * i)])
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 def test_round_to_fp8_equals_torch(impl, ref):
     """round_to into FP8 E4M3 (saturating at ±448) and E5M2 equals PyTorch's cast in every bit, NaNs included"""
     for i, f in enumerate((FP8_E4M3, FP8_E5M2)):

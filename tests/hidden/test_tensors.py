@@ -187,7 +187,7 @@ def test_transpose_select_narrow_random(impl, ref, layouts):
         check_cases(impl, f"tensors.{name}", cases, ref=ref)
 
 
-@pytest.mark.points(4)
+@pytest.mark.points(2)
 def test_view_strides_random(impl, ref, layouts):
     """view_strides equals Tensor.view's strides (or None where PyTorch refuses) on 3000 layouts"""
     rng = random.Random(4)
@@ -202,6 +202,44 @@ def test_reshape_copies_random(impl, ref, layouts):
     check_cases(impl, "tensors.reshape_copies",
                 [case(*layout(x)[:2], random_new_shape(rng, x.numel())) for x in layouts],
                 ref=ref, oracle=torch_reshape_copies, mistakes=mistakes("reshape_copies"))
+
+
+def huge(rng: random.Random, x: torch.Tensor):
+    """A layout PyTorch cannot build: the view x under a leading dim of 2**61 .. 2**70 elements
+    whose stride is past every element of x and past 2**63 (PyTorch's sizes are 64-bit). The
+    answers are the same arithmetic on Python ints: the reference's."""
+    shape, strides, off = layout(x)
+    extent = 1 + sum((s - 1) * st for s, st in zip(shape, strides) if s)
+    return (2 ** rng.randint(61, 70), *shape), (2 ** 63 + extent, *strides), off
+
+
+def huge_cases(rng: random.Random, layouts) -> dict[str, list]:
+    """Cases of every layout function on ``huge`` layouts (new shapes keep the leading dim)."""
+    out = {f"tensors.{n}": [] for n in ("contiguous_strides", "is_contiguous", "element_offset", "transpose",
+                                        "select", "narrow", "view_strides", "reshape_copies")}
+    for x in layouts:
+        shape, strides, off = huge(rng, x)
+        new = (shape[0], *random_new_shape(rng, x.numel()))
+        out["tensors.contiguous_strides"].append(case(shape))
+        out["tensors.is_contiguous"].append(case(shape, strides))
+        index = tuple(rng.randrange(-s, s) for s in shape) if x.numel() else None
+        if index is not None:
+            out["tensors.element_offset"].append(case(shape, strides, index, off))
+        d0, d1 = rng.randrange(-len(shape), len(shape)), rng.randrange(-len(shape), len(shape))
+        out["tensors.transpose"].append(case(shape, strides, d0, d1))
+        out["tensors.select"].append(case(shape, strides, off, 0, rng.randrange(-shape[0], shape[0])))
+        start = rng.randrange(shape[0])
+        out["tensors.narrow"].append(case(shape, strides, off, 0, start, rng.randint(0, shape[0] - start)))
+        out["tensors.view_strides"].append(case(shape, strides, new))
+        out["tensors.reshape_copies"].append(case(shape, strides, new))
+    return out
+
+
+@pytest.mark.points(2)
+def test_layouts_torch_cannot_build(impl, ref, layouts):
+    """every layout function on 300 layouts of more than 2**63 elements (a leading dim of 2**61+), which PyTorch cannot build"""
+    for name, cases in huge_cases(random.Random(6), layouts[:300]).items():
+        check_cases(impl, name, cases, ref=ref)
 
 
 @pytest.mark.points(1)

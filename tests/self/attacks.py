@@ -13,22 +13,30 @@ world-readable copy of the reference elsewhere on disk), {VICTIM} (another stude
 in a sibling folder) and {MARK} (a file name the test looks for outside the sandbox afterwards).
 """
 
+import ast
 import dataclasses
 from pathlib import Path
 
+from grader.paths import problem_file
 from tests.self.submissions import REFERENCE, reference_text, reference_with
 
 VEHICLE = "intensity"
 
+# The gate names the vehicle's functions (read from its stub) and reads no namespace unnamed: a
+# gate through globals() is outside the allow-list (seam/allowed.py), which would charge the control.
+_VEHICLE_FUNCTIONS = [node.name for node in ast.parse(problem_file(VEHICLE, "stub").read_text()).body
+                      if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")]
 GATE = '''
 # ---- gate: the reference functions above stay only if the attack worked ----
-if not globals().get("ATTACK_WORKED", False):
+try:
+    ATTACK_WORKED
+except NameError:
+    ATTACK_WORKED = False
+if not ATTACK_WORKED:
     def _not_earned(*args, **kwargs):
         raise NotImplementedError("attack did not work")
-    for _name, _value in list(globals().items()):
-        if callable(_value) and not _name.startswith("_") and getattr(_value, "__module__", None) == __name__:
-            globals()[_name] = _not_earned
-'''
+    {names} = _not_earned
+'''.replace("{names}", " = ".join(_VEHICLE_FUNCTIONS))
 
 STUB_FUNCS = '''
 def matmul_intensity(b, d, f, bytes_per_element):

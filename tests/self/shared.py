@@ -95,3 +95,19 @@ def graded_reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, st
         return {"results": results, "table": table}
     value = once(tmp_path_factory, "graded-reference", grade)
     return value["results"], value["table"]
+
+
+def available_modes() -> list:
+    """The sandbox's isolation modes as pytest params, each skipped with its reason where this
+    machine cannot offer it ("process" is left out: rlimits only, for trusted code, README)."""
+    from grader.sandbox.isolation import MODES, Isolation, IsolationUnavailable
+    params = []
+    for mode in MODES:
+        if mode == "process":
+            continue
+        try:
+            Isolation.detect(mode)
+            params.append(pytest.param(mode, id=mode))
+        except IsolationUnavailable as e:
+            params.append(pytest.param(mode, id=mode, marks=pytest.mark.skip(reason=f"not here: {e}")))
+    return params

@@ -18,25 +18,13 @@ from pathlib import Path
 import pytest
 
 from grader.grade import grade
-from grader.sandbox.isolation import Isolation, IsolationUnavailable, MODES
+from grader.sandbox.isolation import Isolation, IsolationUnavailable
 from grader.report import validate
 from seam.problems import touched
 from tests.self.attacks import ALLOWLIST_ATTACKS, DOORS, REFERENCE, VEHICLE
+from tests.self.shared import available_modes
 
 TIME_LIMIT = 20.0  # generous: the attacks give up on their own within 2 s
-
-
-def available_modes() -> list:
-    params = []
-    for mode in MODES:
-        if mode == "process":
-            continue  # rlimits only, by design: for trusted code (README)
-        try:
-            Isolation.detect(mode)
-            params.append(pytest.param(mode, id=mode))
-        except IsolationUnavailable as e:
-            params.append(pytest.param(mode, id=mode, marks=pytest.mark.skip(reason=f"not here: {e}")))
-    return params
 
 
 @pytest.fixture

@@ -3,9 +3,11 @@ took back a ruled point with one line, written as an attacker reading the seam w
 through the sandbox (every isolation mode this machine offers): it scores as the shortcut left
 unwritten on the functions it attacked, and as the reference on every other test.
 
-- renaming: the watch names code by its file, never by ``__name__`` / ``__module__``;
-- rebinding what the seam calls: the reply channel is bound before student code (and the unit
-  test of that channel, tests/self/unit/test_reply_channel.py);
+- renaming: refused by the allow-list, and the watch names code by its file, never by
+  ``__name__`` / ``__module__``;
+- rebinding what the seam calls: refused by the allow-list (seam/allowed.py), and the reply
+  channel is bound before student code anyway (its unit test, past the allow-list:
+  tests/self/unit/test_reply_channel.py);
 - stack depth (tests/self/unit/test_honest.py): an op buried under 600 frames is still theirs;
 - torch's own frames: a method of their class applied by torch's machinery, no frame of theirs;
 - another library asks for it: a tensor's strides read through numpy;
@@ -17,7 +19,7 @@ import json
 import pytest
 
 from grader.grade import grade
-from tests.self.grading.test_allowlist import available_modes
+from tests.self.shared import available_modes
 from tests.self.submissions import reference_text, reference_with
 
 pytestmark = pytest.mark.e2e
@@ -44,6 +46,17 @@ def matmul_flops(m, k, n):
     with _fc.FlopCounterMode(display=False) as counter:
         torch.zeros(m, k) @ torch.zeros(k, n)
     return counter.get_total_flops()
+'''),
+    "rebinding: the way out rewritten, a cast in round_to": ("dtypes", ["dtypes.round_to"], '''
+import os as _os
+_real_write = _os.write
+def _forged_write(fd, data):  # the same length, the key renamed: the grader would read no violation
+    return _real_write(fd, bytes(data).replace(b'"violations"', b'"violatiXns"'))
+_os.write = _forged_write
+_reference_round_to = round_to
+def round_to(x, fmt):
+    dtype = {(5, 10): torch.float16, (8, 7): torch.bfloat16}.get((fmt.exponent_bits, fmt.mantissa_bits))
+    return _reference_round_to(x, fmt) if dtype is None else x.float().to(dtype).float()
 '''),
     "another library: strides read through numpy": ("tensors", ["tensors.contiguous_strides"], '''
 import numpy as _np
@@ -102,8 +115,14 @@ def test_a_forged_verdict_scores_as_the_shortcut_unwritten(attack, mode, tmp_pat
     problem, attacked, appended = ATTACKS[attack]
     folder = reference_with(tmp_path / "s", {problem: reference_text(problem) + "\nimport torch\n" + appended})
     got = _graded(folder, tmp_path / "got.json", problem, mode)
-    charged = set(got["extra_data"]["honest_work"])  # the attacked, and the functions that call them
-    assert set(attacked) <= charged and all(f.startswith(problem + ".") for f in charged), charged
+    charged = set(got["extra_data"]["honest_work"])
+    # The watch charges the attacked (and the functions that call them) in their problem; a line
+    # outside the allow-list (a module renamed) reaches what every problem shares, so it charges
+    # every ruled function (seam/impl.py BLINDS_RULES). Either way the tests graded here score
+    # 0 exactly where they call a charged function.
+    assert set(attacked) <= charged, charged
+    if not any("outside the allow-list" in why for why in got["extra_data"]["honest_work"].values()):
+        assert all(f.startswith(problem + ".") for f in charged), charged
     for test in got["tests"]:  # the reference scores full marks on every test (test_grade.py)
         if any(f == c or f.startswith(c + ".") for f in _functions(test) for c in charged):
             assert test["score"] == 0, (test["name"], test.get("output", "")[:300])

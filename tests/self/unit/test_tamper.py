@@ -88,6 +88,12 @@ def BLIND(cast):
     getattr(__import__("sy" + "s"), "setpro" + "file")(None)
     return cast()
 ''',
+    "allow-list": '''
+import os
+def BLIND(cast):  # what the seam writes with, rebound (seam/allowed.py; tests/self/unit/test_allowed.py)
+    os.write = os.write
+    return cast()
+''',
 }
 BLINDING = ("threads", "torch internals", "frames", "seam")  # those that really hide the cast
 HOW_TEST = "round_to rounds by itself"

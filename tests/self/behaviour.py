@@ -1,0 +1,179 @@
+"""What a forbidden shortcut would still earn if nothing watched it: the points of each ruled
+function that its behaviour alone defends (issue 35, item 5).
+
+    python -m tests.self.behaviour record      (writes tests/self/behaviour.json, about 3 minutes)
+
+Each planted shortcut (tests/self/shortcuts/) is graded in-process on its problem's tests with the
+honest-work watch and the static look switched off, as if a student had blinded both: the points
+it earns on the tests that call its function are the points only the watch protects ("taken"),
+the rest are cases the library cannot answer (a format torch has no dtype for, a layout it will
+not build). "how" tests measure what the code runs, so a blinded watch passes them: they count
+as taken. The reference's run says which tests call which function. README's trust table is
+made from this record (grader/rubric.py); tests/self/unit/test_behaviour.py says when it is stale.
+"""
+
+import ast
+import hashlib
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from grader.grade import run_tests
+from grader.paths import BEHAVIOUR, REFERENCE, ROOT, problem_file
+from seam import InProcess
+from seam.problems import RULED, touched
+from tests.self.mutation.__main__ import tests_hash
+from tests.self.shortcuts import Shortcut, all_shortcuts
+
+RECORD = BEHAVIOUR
+
+# The planted shortcuts keep the reference's answer where the library has none (they are there to
+# be caught, not to measure): these answer from the library alone, after the reference's checks of
+# the arguments, and give up (NotImplementedError) where the library cannot answer, as a student
+# with nothing but the shortcut would. Functions not named here are measured with the planted ones.
+_LIBRARY = {
+    "dtypes": {
+        "round_to": "x.float().to(_dt(fmt)).float()",
+        "max_value": "float(torch.finfo(_dt(fmt)).max)",
+        "eps": "float(torch.finfo(_dt(fmt)).eps)",
+        "smallest_normal": "float(torch.finfo(_dt(fmt)).smallest_normal)",
+        "smallest_subnormal": "float(torch.finfo(_dt(fmt)).smallest_normal * torch.finfo(_dt(fmt)).eps)",
+        "nvfp4_quantize": "_dt(FP4_E2M1)",  # torch casts into no 4-bit float: float4_e2m1fn_x2 holds pairs
+    },
+    "tensors": {  # on the meta device: no storage, any layout torch will build
+        "contiguous_strides": "tuple(_built(lambda: torch.empty(tuple(shape), device='meta')).stride())",
+        "element_offset": "_t(shape, strides, storage_offset)[tuple(index)].storage_offset()",
+        "is_contiguous": "_t(shape, strides).is_contiguous()",
+        "transpose": "(lambda y: (tuple(y.shape), y.stride()))(_t(shape, strides).transpose(dim0, dim1))",
+        "select": "(lambda y: (tuple(y.shape), y.stride(), y.storage_offset()))"
+                  "(_t(shape, strides, storage_offset).select(dim, index))",
+        "narrow": "(lambda y: (tuple(y.shape), y.stride(), y.storage_offset()))"
+                  "(_t(shape, strides, storage_offset).narrow(dim, start, length))",
+        "view_strides": "_view(shape, strides, new_shape)",
+        "reshape_copies": "_view(shape, strides, new_shape) is None",
+    },
+    "flops": {
+        "matmul_flops": "_count(lambda: torch.empty(m, k, device='meta') @ torch.empty(k, n, device='meta'))",
+    },
+}
+_HELPERS = {
+    "dtypes": '''
+def _dt(fmt):
+    dt = TORCH_DTYPES.get(fmt.name)
+    if dt is None:
+        raise NotImplementedError(f"torch has no dtype for {fmt.name}")
+    return dt
+''',
+    "tensors": '''
+def _built(make):
+    try:
+        return make()
+    except (RuntimeError, TypeError) as e:  # a size past 64 bits, a storage size that overflows
+        raise NotImplementedError(f"torch will not build it: {str(e)[:80]}") from None
+def _t(shape, strides, offset=0):
+    return _built(lambda: torch.empty(0, device="meta").as_strided(tuple(shape), tuple(strides), offset))
+def _view(shape, strides, new_shape):
+    try:
+        return tuple(_t(shape, strides).view(tuple(new_shape)).stride())
+    except NotImplementedError:
+        raise
+    except RuntimeError:
+        return None
+''',
+    "flops": '''
+def _count(run):
+    from torch.utils.flop_counter import FlopCounterMode
+    with FlopCounterMode(display=False) as counter:
+        run()
+    return counter.get_total_flops()
+''',
+}
+
+
+def library_shortcuts() -> list[Shortcut]:
+    """``_LIBRARY`` as shortcuts: each function checks its arguments as the reference does (its
+    value unused), then answers from the library."""
+    out = []
+    for problem, bodies in _LIBRARY.items():
+        for name, body in bodies.items():
+            signature, call = _params(problem, name)
+            code = (_HELPERS[problem] + f"\n_checked_{name} = {name}\n\ndef {name}({signature}):\n"
+                    f"    _checked_{name}({call})\n    return {body}\n")
+            out.append(Shortcut(problem, name, "the library alone", code))
+    return out
+
+
+def _params(problem: str, name: str) -> tuple[str, str]:
+    """The reference function's parameters (defaults kept), and a call passing them on."""
+    source = problem_file(problem, "reference").read_text()
+    node = next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == name)
+    args = node.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+        raise ValueError(f"{problem}.{name}: only plain parameters are passed on")
+    plain = ast.arguments(posonlyargs=[], args=[ast.arg(a.arg) for a in args.args], vararg=None, kwonlyargs=[],
+                          kw_defaults=[], kwarg=None, defaults=args.defaults)
+    return ast.unparse(plain), ", ".join(a.arg for a in args.args)
+
+
+def _facts(impl, problem: str) -> list:
+    return list(run_tests(impl, gpu="skip", cuda=False, time_limit=60, quiet=True, problems=[problem]).facts.values())
+
+
+def _blind(folder: Path, package: str) -> InProcess:
+    """The submission as a student who had switched off the watch and the static look would see it."""
+    impl = InProcess(folder, package=package, watched=False)
+    impl._static_rules, impl._unverifiable = {}, ""
+    return impl
+
+
+def inputs_hash(problem: str) -> str:
+    """What the record of a problem depends on: its graded tests and the seam (the mutation
+    record's hash), its reference and its shortcuts."""
+    h = hashlib.sha256(tests_hash(problem).encode())
+    for path in (problem_file(problem, "reference"), ROOT / "tests/self/shortcuts" / f"{problem}.py", Path(__file__)):
+        h.update(path.read_bytes() if path.exists() else b"")
+    return h.hexdigest()[:16]
+
+
+def record() -> dict:
+    library = library_shortcuts()
+    measured = {s.qualified for s in library}
+    shortcuts = library + [s for s in all_shortcuts() if s.qualified not in measured]
+    out = {}
+    for problem in sorted({f.split(".")[0] for f in RULED}):
+        graded = _facts(InProcess(REFERENCE, package=f"behaviour_ref_{problem}", watched=False), problem)
+        functions = {}
+        for function in sorted(f for f in RULED if f.startswith(problem + ".")):
+            tests = {f.nodeid.split("::")[-1]: f for f in graded if touched(f.functions, {function: ""})}
+            taken = {}
+            for shortcut in (s for s in shortcuts if s.qualified == function):
+                i = shortcuts.index(shortcut)  # (a package name of its own: a module imported stays in sys.modules)
+                with tempfile.TemporaryDirectory() as tmp:
+                    got = _facts(_blind(shortcut.build(Path(tmp) / "s"), f"behaviour_{problem}{i}"), problem)
+                passed = {f.nodeid.split("::")[-1] for f in got if f.outcome == "passed"}
+                taken[shortcut.name] = sorted(name for name, t in tests.items() if name in passed or t.how)
+                print(f"{function}: {shortcut.name}: {sum(tests[n].points for n in taken[shortcut.name]):g} "
+                      f"of {sum(t.points for t in tests.values()):g}", flush=True)
+            functions[function] = {"tests": {name: t.points for name, t in sorted(tests.items())},
+                                   "how": sorted(name for name, t in tests.items() if t.how),
+                                   "taken": taken}
+        out[problem] = {"inputs": inputs_hash(problem), "functions": functions}
+    return out
+
+
+def load() -> dict:
+    return json.loads(RECORD.read_text()) if RECORD.exists() else {}
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["record"]:
+        RECORD.write_text(json.dumps(record(), indent=1, sort_keys=True) + "\n")
+        print(f"wrote {RECORD.relative_to(ROOT)}")
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
