@@ -108,10 +108,10 @@ def main() -> int:
     for name, seconds, pss, cg, score in rows:
         print(f"{name:<18} {seconds:>8.1f} {pss:>13.2f} {(f'{cg:.2f}' if cg is not None else 'n/a'):>16}  {score}")
     limits = Limits()
-    bound = limits.startup + len(PROBLEMS) * limits.timeouts_per_problem * limits.time_per_test
+    bound = limits.startup + limits.timeouts_per_submission * limits.time_per_test
     print(f"\ntotal to enter on Gradescope: {total - gpu:g} (the rubric's {total:g} less {gpu:g} GPU points)")
     print(f"time bound from the limits: {bound / 60:.0f} min (startup {limits.startup:g} s + "
-          f"{len(PROBLEMS)} problems x {limits.timeouts_per_problem} timeouts x {limits.time_per_test:g} s)")
+          f"{limits.timeouts_per_submission} timeouts x {limits.time_per_test:g} s)")
     print(f"a worker may hold {limits.memory_bytes / (1 << 30):g} GiB beyond torch's own before it is killed")
     return 0
 

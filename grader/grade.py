@@ -25,7 +25,7 @@ from .sandbox.isolation import Isolation, IsolationUnavailable
 from .paths import ROOT, TEST_DIRS, out_problem, problem_file
 from .plugin import GraderPlugin
 from .provenance import stamp
-from .report import build_results, render_table, write_results
+from .report import build_results, render_table, to_come_note, write_results
 from .sandbox.limits import Limits
 from .sandbox.sandbox import Sandbox
 from .sandbox.zygote import Zygote
@@ -166,8 +166,10 @@ def grade_one(submission: Path, setup: Setup, quiet: bool = False, hide: tuple[P
         notes.append(f"graded only: {', '.join(setup.problems)}")
     if setup.gpu == "only":
         notes.append("graded only the GPU tests (--gpu only)")
+    if plugin.to_come:
+        notes.append(to_come_note(sum(plugin.to_come.values()), len(plugin.to_come)))
     results = build_results(list(plugin.facts.values()), time.monotonic() - start, notes, stamp(),
-                            plugin.impl.violations())
+                            plugin.impl.violations(), plugin.to_come)
     return results, located.status
 
 

@@ -31,7 +31,7 @@ def _order(fact) -> tuple:
 
 
 def build_results(facts, execution_time: float, notes: list[str], grader: dict | None = None,
-                  violations: dict[str, str] | None = None) -> dict:
+                  violations: dict[str, str] | None = None, to_come: dict[str, float] | None = None) -> dict:
     """results.json as Gradescope reads it; one entry per test, numbered <problem>.<k>.
 
     A test that did not run (``Fact.outcome == "not_run"``, e.g. a GPU test on a CPU machine) is
@@ -41,7 +41,8 @@ def build_results(facts, execution_time: float, notes: list[str], grader: dict |
     and named in the summary. ``grader``: provenance.stamp(), kept in ``extra_data``.
     ``violations``: the honest-work rules broken (function -> what it used), said first in the
     summary and kept in ``extra_data.honest_work``; each test keeps the functions it called
-    (``extra_data.functions``), so that merge charges a rule broken in one pass to the others."""
+    (``extra_data.functions``), so that merge charges a rule broken in one pass to the others.
+    ``to_come``: test number -> points of the GPU tests a CPU pass left out (``extra_data.to_come``)."""
     if any(fact.index is None for fact in facts):  # made by hand, not collected by the plugin
         number(facts)
     tests = []
@@ -70,11 +71,11 @@ def build_results(facts, execution_time: float, notes: list[str], grader: dict |
         tests.append(entry)
     uncounted = [f"not counted: {f.problem}: {f.title}: {f.message}"
                  for f in sorted((f for f in facts if not f.counted), key=_order)]
-    return assemble(tests, execution_time, [*notes, *uncounted], grader, violations)
+    return assemble(tests, execution_time, [*notes, *uncounted], grader, violations, to_come)
 
 
 def assemble(tests: list[dict], execution_time: float, notes: list[str], grader: dict | None = None,
-             violations: dict[str, str] | None = None) -> dict:
+             violations: dict[str, str] | None = None, to_come: dict[str, float] | None = None) -> dict:
     """results.json from its parts, for one grade (build_results) and for a merge of passes
     (batch/merge.py) alike: the score is the tests' sum, the ``output`` is ``summary``'s,
     ``extra_data`` keeps the grader's stamp, the honest-work rules broken and the notes (as
@@ -84,8 +85,21 @@ def assemble(tests: list[dict], execution_time: float, notes: list[str], grader:
     results = {"score": sum(t["score"] for t in tests), "execution_time": round(execution_time, 3),
                "output": summary(tests, notes, violations), "tests": tests}
     results["extra_data"] = (({"grader": grader} if grader else {}) | {"notes": notes}
-                             | ({"honest_work": dict(violations)} if violations else {}))
+                             | ({"honest_work": dict(violations)} if violations else {})
+                             | ({"to_come": {"tests": dict(to_come), "points": sum(to_come.values())}}
+                                if to_come else {}))
     return results
+
+
+def to_come(results: dict) -> float:
+    """The points of the GPU tests a CPU pass left for the GPU pass (0 once merged with it)."""
+    return float(results.get("extra_data", {}).get("to_come", {}).get("points", 0.0))
+
+
+def to_come_note(points: float, tests: int) -> str:
+    """The one sentence a CPU pass's report, gradebook export and class summary say of them."""
+    return (f"to come: {points:g} points in {tests} GPU test{'s' * (tests != 1)}, graded by the GPU pass "
+            f"(--gpu only) and joined by merge (README: Bringing the GPU points back)")
 
 
 def honest_lines(violations: dict[str, str]) -> list[str]:

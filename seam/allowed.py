@@ -46,23 +46,29 @@ REFUSED = {
         "the honest-work watch tells the student's code from PyTorch's and einops' by module and class "
         "names: renamed, it passes for theirs"),
     "dunder attributes": (
-        "read a dunder attribute but {allowed}; write any; name one in a string (`\"__dict__\"`); "
+        "read a dunder attribute but {allowed}; write any; name one in a string (`\"__dict__\"`, also "
+        "assembled: `\"__di\" + \"ct__\"`); "
         "the names `__builtins__`, `__spec__`, `__loader__`",
         "`__dict__`, `__mro__`, `__subclasses__`, `__globals__`, `__code__`, `__closure__`, `__defaults__` "
         "reach namespaces and objects the text does not name, so nothing above could be checked"),
     "introspection": (
         "frames and tracebacks (`sys._getframe`, `f_locals`, `f_back`, `tb_frame`, `gi_frame`, "
-        "`inspect`), `gc` (but `gc.collect()`), `ctypes`, `importlib`, `sys.modules`, `sys.meta_path` "
+        "`inspect`, `traceback.walk_stack` / `walk_tb`), `gc` (but `gc.collect()`), `ctypes`, `importlib`, `sys.modules`, `sys.meta_path` "
         "and sys's other import and hook tables, also as another module's attribute (`np.ctypeslib.ctypes`, "
         "`os.sys`)",
         "they reach the grader's own objects (a probe's frame, the watch's record, a module by its "
         "name) without naming them"),
     "code made at run time": (
-        "`exec`, `eval`, `compile`, `__import__`, `globals()`, `vars()`, a store into `locals()`",
-        "code and names that are not in the text cannot be checked"),
+        "`exec`, `eval`, `compile`, `__import__`, `globals()`, `vars()`, a store into `locals()`; a string "
+        "handed to `timeit` as its statement or setup (time a function instead); `runpy`, `code`, `codeop`, "
+        "`marshal`",
+        "code and names that are not in the text cannot be checked, and code compiled from a string runs "
+        "in no file, so the watch could not tell it is theirs (it counts such code as theirs anyway)"),
     "names made at run time": (
         "`getattr` / `hasattr` with a name not written out on a module, an import, a builtin or what may "
-        "be one; `setattr` / `delattr` with a name not written out on anything but `self`; any of these "
+        "be one, and on anything with a name that may be a dunder (built from `chr`, `join`, `dir(...)`: "
+        "`\"layer\" + str(i)`, a parameter, `f.name` of `dataclasses.fields` and a loop over written-out names "
+        "are fine); `setattr` / `delattr` with a name not written out on anything but `self`; any of these "
         "passed as a value; `operator.attrgetter` / `methodcaller` with a name not written out",
         "which attribute it reads or changes cannot be read from the text"),
 }
@@ -98,18 +104,22 @@ NAMES_MAY_READ = frozenset({"__name__", "__file__", "__doc__", "__debug__"})  # 
 STRINGS_MAY_NAME = READ_DUNDERS | {"__main__", "__all__"}
 
 MODULES = {"ctypes": "ctypes", "_ctypes": "ctypes", "importlib": "importlib", "inspect": "frames (inspect)",
-           "gc": "gc"}  # gc: but gc.collect()
+           "gc": "gc",  # gc: but gc.collect()
+           # code compiled from a string runs in no file of theirs, so the watch cannot tell it is theirs
+           "runpy": "code made at run time", "code": "code made at run time", "codeop": "code made at run time",
+           "marshal": "code made at run time"}
 # The modules above, and sys and builtins, as other modules hold them (``np.ctypeslib.ctypes``,
 # ``os.sys.modules``): read as an attribute of an import, they are refused as their import is.
 REACHED = {**MODULES, "ctypeslib": "ctypes", "sys": "sys", "builtins": "builtins"}
-FRAMES = frozenset({"_getframe", "_current_frames", "currentframe", "f_locals", "f_globals", "f_back",
+FRAMES = frozenset({"walk_stack", "walk_tb", "_getframe", "_current_frames", "currentframe", "f_locals", "f_globals", "f_back",
                     "f_code", "f_builtins", "tb_frame", "tb_next", "gi_frame", "gi_code", "cr_frame",
                     "cr_code", "ag_frame", "ag_code"})
-SYS_REFUSED = frozenset({"modules", "meta_path", "path_hooks", "path_importer_cache", "exc_info",
-                         "exception", "last_traceback", "last_value", "last_exc", "displayhook",
+SYS_REFUSED = frozenset({"modules", "meta_path", "path_hooks", "path_importer_cache", "last_traceback",
+                         "last_value", "last_exc", "displayhook",
                          "excepthook", "addaudithook", "monitoring",
                          "_getframemodulename", "builtin_module_names"})
 RUN_TIME_CODE = frozenset({"exec", "eval", "compile", "__import__", "globals", "vars"})
+COMPILES_STRINGS = frozenset({"Timer", "timeit", "repeat"})  # timeit's, given a string for stmt / setup
 BY_NAME = frozenset({"getattr", "setattr", "delattr", "hasattr"})
 # Builtins whose result may be an argument (is_), or hold one (holds); library functions likewise,
 # by their last name; methods whose receiver's items come back; methods that put into a receiver.
@@ -434,6 +444,7 @@ class _Taint(_Reader):
         self.ret_is, self.ret_holds = {}, {}       # function name -> ...
         self.kind_of = {}                          # binding key -> {"import", "from", "def", "class", ...}
         self.module_of = {}                        # key of an import -> the module's dotted name
+        self.from_of = {}                          # key of a from-import -> the module it came from
         self.builtin_alias = {}                    # key -> the builtin it is bound to (g = getattr)
         self.any_ret = self.dunder_leak = None
         self.attr_fns = {}                         # attribute name -> its functions stored there (self.f = put)
@@ -446,6 +457,8 @@ class _Taint(_Reader):
             self.kind_of.setdefault(key, set()).add(how[0])
             if how[0] == "import":
                 self.module_of[key] = how[1]
+            elif how[0] == "from":
+                self.from_of[key] = how[1].rsplit(", imported from ", 1)[1]
         self.escaped = self._escaped()
         for _ in range(64):  # a fixed point: each round only adds
             before = (len(self.is_k), len(self.holds_k), len(self.attr_is), len(self.attr_holds),
@@ -772,8 +785,20 @@ class _Check(_Taint):
             return origin, f"{_code(obj)}, part of {origin}"
         return origin, f"{_code(obj)}, which may be {origin}"
 
+    def _namespace(self, obj) -> bool:
+        """A name bound only to a ``SimpleNamespace(...)`` it made: storing on its attributes
+        changes that namespace alone (``cfg.lr = 2e-3``), whatever it holds."""
+        if not isinstance(obj, ast.Name):
+            return False
+        key = self.name_key(obj)
+        binds = [how for s, n, _, how in self.binds if n == obj.id and self.bind_key(s, n) == key]
+        return bool(binds) and all(how[0] == "value" and isinstance(how[1], ast.Call)
+                                   and _last(how[1].func) == "SimpleNamespace" for how in binds)
+
     def _store_on(self, obj, node, what: str, shown) -> bool:
         """A store on an attribute of ``obj`` (what: "a store on", "a delete of", "setattr on")."""
+        if what == "a store on" and self._namespace(obj):
+            return False
         chain, root = [], obj
         while isinstance(root, (ast.Attribute, ast.Subscript)):
             if isinstance(root, ast.Attribute):
@@ -866,6 +891,10 @@ class _Check(_Taint):
                 self._class(node)
             elif isinstance(node, ast.Constant) and _dunder(node.value) and node.value not in STRINGS_MAY_NAME:
                 self.refuse(node, f"the string {node.value!r}")
+            elif isinstance(node, (ast.BinOp, ast.Call, ast.JoinedStr)) and not isinstance(
+                    self.parent.get(id(node)), (ast.BinOp, ast.JoinedStr)) and _dunder(_literal(node)) \
+                    and _literal(node) not in STRINGS_MAY_NAME:  # the string assembled: "__glo" + "bals__"
+                self.refuse(node, f"the string {_literal(node)!r}, assembled ({_code(node)})")
 
     def _binding(self, scope, name, node):
         if not _dunder(name):
@@ -944,6 +973,11 @@ class _Check(_Taint):
             else:
                 target, attribute = owner, args[0] if args else None
             self._by_name(call, name.strip("_"), target, attribute, store=True)
+        elif name in COMPILES_STRINGS and self._from(func, "timeit") and any(
+                not isinstance(a, ast.Lambda) and not (isinstance(a, ast.Name) and self.own(self.name_key(a)))
+                for a in [*args[:2], *(k.value for k in call.keywords if k.arg in ("stmt", "setup"))]):
+            self.refuse(call, f"code made at run time: {name} compiles a string, whose code is in no file "
+                              f"({_code(call)}); time a function of its own")
         elif (found == "type" or (name or "").endswith("Meta")) and len(args) == 3:
             self.refuse(call, f"a class made under a name of its choosing ({_code(call)})")
         elif name in ("attrgetter", "methodcaller") and any(_literal(a) is None for a in args[:1]):
@@ -958,14 +992,64 @@ class _Check(_Taint):
                 self.builtin(func.value.func) == "locals" and func.attr in MUTATORS | {"pop", "clear", "popitem"}:
             self.refuse(call, f"a store into locals() ({_code(call)})")
 
+    def _constants(self, node) -> list[str] | None:
+        """The names a variable takes when every binding of it walks a literal tuple or list of
+        strings (``for name in ("float16", "bfloat16")``, or a module-level ``NAMES = (...)``
+        walked): each is written out, as in ``getattr(torch, "float16")``; else None."""
+        if not isinstance(node, ast.Name):
+            return None
+        key, found = self.name_key(node), []
+        binds = [how for scope, name, _, how in self.binds if name == node.id and self.bind_key(scope, name) == key]
+        for how in binds:
+            walked = how[1] if how[0] == "each" else None
+            if isinstance(walked, ast.Name):  # a name bound once, at module level, to a literal
+                values = [h for s, n, _, h in self.binds if n == walked.id and self.bind_key(s, n) == self.name_key(walked)]
+                walked = values[0][1] if len(values) == 1 and values[0][0] == "value" else None
+            if not isinstance(walked, (ast.Tuple, ast.List)) or any(_literal(e) is None for e in walked.elts):
+                return None
+            found += [_literal(e) for e in walked.elts]
+        return found or None
+
+    def _public(self, node, seen=()) -> bool:
+        """A name built at run time that cannot be made into a dunder: one beginning with a written
+        letter (``f"layer{i}"``, ``"w" + str(i)``), or a variable that is never so built nor walks
+        ``dir(...)`` (a parameter, ``f.name`` of ``dataclasses.fields``, a loop over its own list)."""
+        while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            node = node.left
+        first = node.values[0] if isinstance(node, ast.JoinedStr) and node.values else node
+        if isinstance(first, ast.Constant):
+            return type(first.value) is str and first.value[:1].isalpha()
+        if isinstance(node, ast.Name) and node.id not in seen:
+            key = self.name_key(node)
+            for scope, name, _, how in self.binds:
+                if name != node.id or self.bind_key(scope, name) != key or how[0] not in ("value", "each"):
+                    continue
+                value = how[1]
+                if how[0] == "each" and isinstance(value, ast.Call) and self.builtin(value.func) == "dir":
+                    return False
+                if how[0] == "value" and not self._public(value, (*seen, node.id)) and (
+                        isinstance(value, (ast.BinOp, ast.JoinedStr, ast.Name)) or
+                        isinstance(value, ast.Call) and _last(value.func) in ("join", "format", "chr", "replace", "str")):
+                    return False
+            return True
+        return isinstance(node, ast.Attribute)  # f.name, spec.attr: what an object of its own holds
+
+    def _from(self, func, module: str) -> bool:
+        """``func`` is ``module.<name>`` or a name imported from ``module``."""
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            return self.module_of.get(self.name_key(func.value)) == module
+        return isinstance(func, ast.Name) and self.from_of.get(self.name_key(func)) == module
+
     def _by_name(self, call, what, obj, attribute, store):
         written = _literal(attribute)
-        if written is not None and _dunder(written) and (store or written not in READ_DUNDERS):
-            self.refuse(call, f"{what} of the attribute {written} ({_code(call)})")
-            return
+        names = [written] if written is not None else self._constants(attribute) or []
+        for name in names:
+            if _dunder(name) and (store or name not in READ_DUNDERS):
+                self.refuse(call, f"{what} of the attribute {name} ({_code(call)})")
+                return
         if store and obj is not None and self._store_on(obj, call, f"{what} on", call):
             return
-        if written is None and attribute is not None:
+        if not names and attribute is not None:
             if store and obj is not None and not self._self_like(obj):
                 self.refuse(call, f"{what} with a name not written out on {_code(obj)}, which is not self "
                                   f"({_code(call)})")
@@ -973,6 +1057,8 @@ class _Check(_Taint):
                 origin, who = self._who(obj)
                 if origin or not isinstance(obj, (ast.Name, ast.Attribute, ast.Subscript)):
                     self.refuse(call, f"{what} with a name not written out on {who or _code(obj)} ({_code(call)})")
+                elif not self._public(attribute):  # on its own objects too: a dunder reaches every namespace
+                    self.refuse(call, f"{what} with a name not written out that may be a dunder ({_code(call)})")
 
 
 def check_source(source: str, filename: str) -> list[tuple[str, int, str]]:

@@ -44,8 +44,11 @@ class ModuleUnavailable(Exception):
     """A problem's module is missing or does not import; the message says which and why."""
 
 
-def load_package(folder: Path, name: str) -> ModuleType:
-    """An empty package called ``name`` whose submodules are the .py files in ``folder``.
+def load_package(folder: Path, name: str, given: Path | None = None) -> ModuleType:
+    """An empty package called ``name`` whose submodules are the .py files in ``folder``, and
+    after them the handout's given code in ``given`` (the stubs): a module one problem's file
+    imports from another (flops.py: ``from .adamw_accounting import TransformerConfig``) is the
+    stub's where the upload lacks that file, so a partial upload grades what it holds.
 
     The folder's own ``__init__.py`` is not run: a submission is its problem modules, nothing else.
     """
@@ -53,7 +56,7 @@ def load_package(folder: Path, name: str) -> ModuleType:
         return sys.modules[name]
     spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
     pkg = importlib.util.module_from_spec(spec)
-    pkg.__path__ = [str(folder)]
+    pkg.__path__ = [str(folder)] + ([str(given)] if given is not None else [])
     sys.modules[name] = pkg
     return pkg
 
@@ -86,13 +89,16 @@ def format_frames(frames, prefix: str = "") -> str:
 
 class Callee:
     def __init__(self, folder: Path, package: str, typecheck: bool = False, shown_as: str = "",
-                 filtered: bool = False, watched: bool = True):
+                 filtered: bool = False, watched: bool = True, given: Path | None = None):
+        """given: the handout's stubs, for what one problem's module imports from another's
+        that the upload lacks (``load_package``); never graded in the upload's place."""
         self.folder = Path(folder).resolve()
         self.filtered = filtered  # under the sandbox's syscall filter: an EPERM may be its doing
         self.shown_as = shown_as  # how tracebacks name the folder ("student_stubs/"; "" in the sandbox)
         self.package = package
         self.typecheck = typecheck
-        self.pkg = load_package(self.folder, package)
+        self.given = given
+        self.pkg = load_package(self.folder, package, given)
         self._failed: dict[str, str] = {}
         self.instrumentation = Instrumentation()  # before any student module is imported
         # the honest-work rules (seam/honest.py); off only for the reference in the tests' own process
@@ -105,14 +111,15 @@ class Callee:
         if problem not in PROBLEMS:
             raise ModuleUnavailable(f"no problem module named {problem!r}")
         qualified = f"{self.package}.{problem}"
-        if qualified in sys.modules:
-            return sys.modules[qualified]
         if problem in self._failed:
             raise ModuleUnavailable(self._failed[problem])
-        if not (self.folder / f"{problem}.py").is_file():
+        if not (self.folder / f"{problem}.py").is_file():  # (before sys.modules: a sibling may have
+            # imported the given stub in its place, which is never graded as theirs)
             msg = f"{problem}.py is missing from the submission"  # the layout is explained once, in the summary
             self._failed[problem] = msg
             raise ModuleUnavailable(msg)
+        if qualified in sys.modules:
+            return sys.modules[qualified]
         try:
             if self.typecheck:
                 from jaxtyping import install_import_hook
@@ -137,8 +144,16 @@ class Callee:
             raise ModuleUnavailable(msg) from None
 
     def _struct(self, name: str, fields: dict):
-        cls = getattr(self.module(STRUCT_MODULES[name]), name)
-        return cls(**fields)
+        """A given dataclass, rebuilt as the module that defines it has it: the upload's, or the
+        given stub's where the upload lacks that module (its siblings import it from there)."""
+        problem = STRUCT_MODULES[name]
+        if (self.folder / f"{problem}.py").is_file() or self.given is None:
+            return getattr(self.module(problem), name)(**fields)
+        try:
+            module = importlib.import_module(f"{self.package}.{problem}")
+        except Exception as e:
+            raise ModuleUnavailable(f"{problem}.py is missing and its given code did not import ({e})") from None
+        return getattr(module, name)(**fields)
 
     def _resolve(self, target: str):
         head, _, attr = target.partition(".")

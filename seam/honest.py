@@ -165,13 +165,22 @@ def covered(names, ruled=RULED) -> dict[str, Rule]:
     return out
 
 
-def _student(frame, files) -> bool:
+def _student(frame, files, others=None, modules=None) -> bool:
     """A frame of their files anywhere on the stack (no depth limit: an op buried under a
     thousand frames of theirs, or of torch's recursion, is still theirs; a deep stack costs time,
-    never a verdict)."""
+    never a verdict). With ``others`` and ``modules`` (the watch's): code in no file of a library
+    or of the grader is theirs too (a module they wrote to their scratch and imported, code
+    compiled from a string: "<string>", "<timeit-src>"), and joins ``files`` when first seen;
+    ``others`` holds the files seen to be a library's or the grader's."""
     while frame is not None:
-        if frame.f_code.co_filename in files:
+        name = frame.f_code.co_filename
+        if name in files:
             return True
+        if others is not None and name not in others:
+            if modules.of(name) == "" and not name.startswith("<frozen "):
+                files[name] = ""  # theirs, of no problem module: it charges, it is no ruled function
+                return True
+            others.add(name)
         frame = frame.f_back
     return False
 
@@ -229,6 +238,14 @@ class Honest:
         # the student's files, as their code objects name them -> the problem module
         self.files = {f"{folder}/{files(p).module}": p for p in PROBLEMS}
         self.modules = Modules()  # whose code runs, by its file (taken before any student module)
+        # files seen on a stack that are a library's or the grader's; first, those of every frame
+        # on the stack now, before any student module is imported: the grader's own (its worker
+        # script runs under a path that a namespaced view does not resolve, pytest's in-process)
+        self.others: set[str] = set()
+        frame = sys._getframe()
+        while frame is not None:
+            self.others.add(frame.f_code.co_filename)
+            frame = frame.f_back
         self.classes: dict[type, str] = {}  # each ruled class of theirs, as its module was imported
         self.violations: dict[str, str] = {}
         self.trusted_threads = set(sys._current_frames())  # the harness's own (pytest, execnet)
@@ -378,7 +395,7 @@ class Watch:
     def started(self, what: str, name: str) -> None:
         """A thread or process is starting (the wrapped ``STARTS``) while this watch runs."""
         frame = sys._getframe(1)
-        if _student(frame, self.files):
+        if _student(frame, self.files, self.honest.others, self.honest.modules):
             self.hit(list(self.rules), f"{what} ({name}), which the grader's watch cannot follow", frame)
 
     def __exit__(self, *exc):
@@ -438,7 +455,7 @@ class Watch:
         """Their code is on the stack: a frame of their files, or torch's code running for an
         object of theirs (a module method of their class applied by torch's machinery, which
         calls it with no frame of theirs above)."""
-        return _student(frame, self.files) or bool(self._owned(frame))
+        return _student(frame, self.files, self.honest.others, self.honest.modules) or bool(self._owned(frame))
 
     def _owned(self, frame) -> list[str]:
         """The ruled functions of theirs whose instance a frame on the stack runs for."""
@@ -471,7 +488,7 @@ class Watch:
         if kind == "overload":  # torch.ops.aten.<op>.default(...): the op by its name
             if event == "call":
                 name = op_name(frame.f_locals.get("self"))
-                if name in self.ops and _student(frame.f_back, self.files):
+                if name in self.ops and _student(frame.f_back, self.files, self.honest.others, self.honest.modules):
                     self.hit(self.ops[name], f"torch's {name}", frame)
             return
         if event != "call":
@@ -529,7 +546,7 @@ class Watch:
                 self.hit(list(self.rules), f"torch._C.{type(arg.__self__).__name__} (it switches off the "
                                            f"grader's watch)", frame)
             return
-        if _student(frame, self.files) if name in BY_STACK else frame.f_code.co_filename in self.files:
+        if _student(frame, self.files, self.honest.others, self.honest.modules) if name in BY_STACK else frame.f_code.co_filename in self.files:
             self.hit(list(self.rules), f"{BLINDING_C[name]} ({name}), which the grader's watch cannot follow", frame)
 
     # ---- the modes ---------------------------------------------------------------------------

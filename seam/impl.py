@@ -5,6 +5,8 @@ InProcess``): seam/__init__.py imports this module, and torch with it, on first 
 import contextlib
 from pathlib import Path
 
+import torch
+
 from . import codec, smaps
 from .callee import EXPECTED, Callee
 from .codec import Struct
@@ -105,7 +107,13 @@ class Impl:
         self.called.add(target)
         request = {"op": "call", "target": target,
                    "args": codec.to_plain(list(args)), "kwargs": codec.to_plain(kwargs)}
-        return self._unwrap(target, self._exchange(request))
+        try:
+            return self._unwrap(target, self._exchange(request))
+        except (SubmissionError, *PASSTHROUGH.values()) as e:
+            # describe shows the call; a probe's arguments are not those it called them with
+            if hasattr(e, "seam_call") and not isinstance(e, ModuleUnavailableError) and not target.startswith("probes."):
+                e.seam_args = shown_call(student_name(target), args, kwargs)
+            raise
 
     def map(self, target: str, calls, kwargs=None) -> list:
         """``target(*args, **kw)`` for each args tuple in ``calls`` (and dict in ``kwargs``, if
@@ -194,7 +202,8 @@ def rebuild(target: str, info: dict) -> Exception:
 
 
 def describe(e: BaseException) -> str:
-    """What a student reads about an exception from their code: one line, then their frames."""
+    """What a student reads about an exception from their code: one line, the call that raised it
+    with its arguments (``seam_args``, where a test made one call), then their frames."""
     if getattr(e, "not_implemented", ""):
         return str(e)
     if isinstance(e, SubmissionError):
@@ -202,8 +211,25 @@ def describe(e: BaseException) -> str:
     else:
         call = getattr(e, "seam_call", "")
         head = f"{call} raised {type(e).__name__}" + (f": {e}" if str(e) else " (no message)")
+    if getattr(e, "seam_args", ""):
+        head += f"\n  the call: {e.seam_args}"
     where = getattr(e, "student_traceback", "")
     return f"{head}\nTraceback (your code, most recent call last):\n{where}" if where else head
+
+
+MAX_SHOWN = 300  # characters of a call shown in a failure (its arguments abbreviated past that)
+
+
+def shown_call(name: str, args=(), kwargs=None) -> str:
+    """``name(args, key=value)`` as a student reads it: tensors by dtype and shape, long values cut."""
+    def shown(value) -> str:
+        if isinstance(value, torch.Tensor):
+            return f"tensor(dtype={value.dtype}, shape={tuple(value.shape)})"
+        text = repr(value)
+        return text if len(text) <= 80 else text[:77] + "..."
+    parts = [shown(a) for a in args] + [f"{k}={shown(v)}" for k, v in (kwargs or {}).items()]
+    text = f"{name}({', '.join(parts)})"
+    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN - 4] + "...)"
 
 
 class _Namespace:

@@ -19,8 +19,11 @@ a module that is a folder is reported as such, and a module is found by its exac
 "Tensors.py" that macOS would open as tensors.py is reported, not graded).
 
 A zip is unpacked as Gradescope's unzip does (backslashes are folders, a leading "/" is
-dropped), with its whole tree of folders but only its .py files written, so a zip and the
-same folder unpacked give the same answer; an entry that cannot be read is skipped and named.
+dropped), with its whole tree of folders but only its .py files (and nested zips) written, so a
+zip and the same folder unpacked give the same answer; an entry that cannot be read is skipped
+and named. An upload that holds no module but one zip (a folder of the student's with their zip
+in it, a zip of a zip) is graded from that zip, unpacked by the same rules and limits; several
+zips are named, never guessed between, and a zip inside that one is named, not opened.
 """
 
 import dataclasses
@@ -95,15 +98,22 @@ def _member(name: str) -> str:
     return name.lstrip("/")
 
 
+def _kept(name: str) -> bool:
+    """What an unpacked zip writes: .py files, and the zips nested in it (``locate`` opens one
+    where the upload holds no module)."""
+    return name.endswith(".py") or name.lower().endswith(".zip")
+
+
 def _unzip(path: Path) -> tuple[Path | None, list[str]]:
     """(the unpacked folder, notes) or (None, [why]). The whole tree of folders is made, as an
-    unpacked upload has it, but only .py files are written: the limits count those alone. An
-    entry that cannot be read (encrypted, an unsupported method, a bad CRC) is skipped and named."""
+    unpacked upload has it, but only .py files (and nested zips) are written: the limits count
+    those alone. An entry that cannot be read (encrypted, an unsupported method, a bad CRC) is
+    skipped and named."""
     dest = None
     try:
         with zipfile.ZipFile(path) as zf:
             infos = zf.infolist()
-            modules = [i for i in infos if not i.is_dir() and _member(i.filename).endswith(".py")]
+            modules = [i for i in infos if not i.is_dir() and _kept(_member(i.filename))]
             if len(infos) > MAX_ZIP_ENTRIES or len(modules) > MAX_ZIP_FILES \
                     or sum(i.file_size for i in modules) > MAX_ZIP_BYTES:
                 raise _Unpacked(f"{path.name} is too large to grade (over {MAX_ZIP_ENTRIES} entries, "
@@ -120,7 +130,7 @@ def _unzip(path: Path) -> tuple[Path | None, list[str]]:
                         target.mkdir(parents=True, exist_ok=True)
                         continue
                     target.parent.mkdir(parents=True, exist_ok=True)
-                    if name.endswith(".py"):  # tests/ and seam/ hold .py files: a bundle stays one
+                    if _kept(name):  # tests/ and seam/ hold .py files: a bundle stays one
                         with zf.open(info) as src, open(target, "wb") as out:
                             shutil.copyfileobj(src, out)
                 except (RuntimeError, NotImplementedError, zipfile.BadZipFile, zlib.error, EOFError, OSError,
@@ -190,8 +200,35 @@ def _choose(top: Path) -> tuple[Path | None, str, list[str]]:
     return chosen.path, "complete" if complete else "most", notes
 
 
-def locate(path: Path, problems=PROBLEMS) -> Located:
-    """Where the modules are, and notes about what is missing (among ``problems``)."""
+def _nested_zips(top: Path) -> list[Path]:
+    """The zips in an upload, as deep as ``_scan`` looks, outside the folders it skips."""
+    return sorted(p for f in _scan(top) for p in f.path.glob("*") if p.suffix.lower() == ".zip"
+                  and p.is_file() and not p.is_symlink())
+
+
+def _in_nested_zip(top: Path, problems, cleanup: Path | None, notes: list[str]) -> Located:
+    """An upload that holds no module: the one zip in it is unpacked (the same rules and limits
+    as an uploaded zip) and graded; several, or none, are said in the notes."""
+    zips = _nested_zips(top)
+    if len(zips) != 1:
+        named = f"; it holds {len(zips)} zips ({', '.join(_shown(z, top).rstrip('/') for z in zips[:5])}): " \
+                f"upload one of them, unpacked or as the zip itself" if zips else ""
+        return Located(None, [*notes[:-1], notes[-1] + named] if notes else notes, cleanup, status="empty", top=top)
+    inner = locate(zips[0], problems, nested=True)
+    shown = _shown(zips[0], top).rstrip("/")
+    if cleanup is not None:  # the outer zip's folder goes with the inner one's
+        shutil.rmtree(cleanup, ignore_errors=True)
+    if inner.folder is None:
+        return dataclasses.replace(inner, notes=[f"the upload holds no module, only {shown}, which gave none:",
+                                                 *inner.notes])
+    return dataclasses.replace(inner, notes=[f"the upload holds no module but {shown}: unpacked it and graded "
+                                             f"what it holds", *inner.notes])
+
+
+def locate(path: Path, problems=PROBLEMS, nested: bool = False) -> Located:
+    """Where the modules are, and notes about what is missing (among ``problems``). An upload with
+    no module but one zip inside is graded from that zip (``nested``: this is that zip, whose own
+    zips are only named)."""
     path = Path(path)
     cleanup = None
     unpacking = []
@@ -205,7 +242,12 @@ def locate(path: Path, problems=PROBLEMS) -> Located:
                        status="not found")
     folder, rule, notes = _choose(path)
     notes = unpacking + notes
+    if folder is None and rule == "empty" and not nested:
+        return _in_nested_zip(path, problems, cleanup, notes)
     if folder is None:
+        if rule == "empty" and _nested_zips(path):
+            notes.append(f"zips inside it are not opened a second time: "
+                         f"{', '.join(_shown(z, path).rstrip('/') for z in _nested_zips(path)[:5])}")
         return Located(None, notes, cleanup, status=rule, top=path)
     missing = []
     names = _names(folder)   # as written: on macOS and Windows "Tensors.py" would open as tensors.py

@@ -49,4 +49,10 @@ def export(out_dir: Path, fmt: str, dest: Path, title: str) -> int:
     write_atomically(dest, csv_bytes(data))
     print(f"wrote {dest}: {len(data) - (2 if fmt == 'canvas' else 1)} student(s), {fmt} format, "
           f"column {title!r}", file=sys.stderr)
+    header, possible, _ = table(out_dir)
+    coming = float(possible[header.index("to_come")] or 0)
+    if coming:  # a CPU pass alone: its total is not the grade yet
+        print(f"note: the scores are a CPU pass's, out of {possible[header.index('total')]}; "
+              f"{coming:g} GPU points per student are still to come (grade them with --gpu only, merge "
+              f"the passes, export again; README: Bringing the GPU points back)", file=sys.stderr)
     return 0

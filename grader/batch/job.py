@@ -22,6 +22,7 @@ import traceback
 from pathlib import Path
 
 
+LOCK = ".grading.lock"  # in a student's output folder: held by the job grading them
 STOPPING = []  # set by a signal; pytest.main swallows KeyboardInterrupt, so it is checked after
 
 
@@ -32,6 +33,30 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+def _die_with(parent: int) -> None:
+    """SIGTERM when the batch dies, however it died (kill -9 too), so no job grades on for an
+    output that no one reads (Linux: PR_SET_PDEATHSIG; the handler above cleans up as for
+    Ctrl-C). A batch already gone before that was set: stop now."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        raise SystemExit(143)
+
+
+def _lock(out: Path):
+    """The student's folder, held while it is graded (an open file under flock, released when
+    the job ends however it ends); None when another run grades them now."""
+    import fcntl
+    handle = open(out / LOCK, "a")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        return None
+    return handle
+
+
 def main() -> int:
     from ..text import clean, safe_streams
     safe_streams()
@@ -39,6 +64,7 @@ def main() -> int:
     reply = os.fdopen(cfg["reply_fd"], "w", buffering=1)
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
+    _die_with(cfg.get("parent", os.getppid()))  # (the pid of the batch that started it)
     # Sandboxes and unpacked zips go in the private folder batch.py made (0711: the student uid
     # may cross it but not list it, on top of each sandbox's own unlistable root), so the
     # folders of the students graded side by side cannot even be named from inside a sandbox.
@@ -72,6 +98,10 @@ def main() -> int:
             task = json.loads(line)
             out = Path(task["out"])
             out.mkdir(parents=True, exist_ok=True)
+            held = _lock(out)
+            if held is None:  # a grader of another run is on this student now: theirs to finish
+                reply.write(json.dumps({"key": task["key"], "status": "busy", "seconds": 0.0}) + "\n")
+                continue
             record = out / f"pytest-{pass_label(the_pass)}.json"
             partial = out / f".{record.name}.partial"
             started = time.monotonic()
@@ -104,6 +134,9 @@ def main() -> int:
                 why = one_line(f"{type(e).__name__}: {e}".splitlines()[0])[:500]
                 StudentRecord(**student, status=Status.CRASHED, error=why).write(out)
                 answer = {"key": task["key"], "status": "crashed", "error": why}
+            finally:  # the file goes first, then the lock: a run that opened it meanwhile finds it
+                (out / LOCK).unlink(missing_ok=True)  # held and skips, one that opens it later makes a new one
+                held.close()
             answer["seconds"] = round(time.monotonic() - started, 3)
             reply.write(json.dumps(answer) + "\n")
         return 0

@@ -23,7 +23,7 @@ from .output import (BATCH, CODE, PREVIOUS, REPORT, RESULTS, STATUSES, Status, S
                      pass_label, read_json, student_dirs, student_folder, write_gradebook, write_json, write_report)
 from ..files import write_atomically
 from ..paths import out_problem
-from ..report import assemble, charge, not_run, notes_of, validate, violations_of, write_results
+from ..report import assemble, charge, not_run, notes_of, to_come_note, validate, violations_of, write_results
 from ..text import one_line
 
 
@@ -103,11 +103,18 @@ def join_results(key: str, parts: list[tuple[str, dict]]) -> dict:
         notes += [n for n in notes_of(results) if n not in notes]  # each pass's, once
     tests.sort(key=_number)
     charge(tests, violations)
+    # what a CPU pass left for the GPU pass is still to come only if no pass here ran it
+    ran = {t["number"] for t in tests}
+    to_come = {n: points for _, r in parts for n, points in r.get("extra_data", {}).get("to_come", {}).get("tests", {}).items()
+               if n not in ran}
+    notes = [n for n in notes if not n.startswith("to come:")]  # a pass's own, now stale
+    if to_come:
+        notes.append(to_come_note(sum(to_come.values()), len(to_come)))
     stamps = [r["extra_data"]["grader"] for _, r in parts if "grader" in r.get("extra_data", {})]
     # the same code as one grade's results: one score line, the rules broken, the notes after it
     merged = assemble(tests, sum(r["execution_time"] for _, r in parts),
                       [*notes, "joined from the passes: " + ", ".join(label for label, _ in parts)],
-                      stamps[0] if stamps else None, violations)
+                      stamps[0] if stamps else None, violations, to_come)
     validate(merged)
     return merged
 

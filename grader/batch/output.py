@@ -27,7 +27,8 @@ that list: batch.json names it under ``not_counted`` and the gradebook leaves it
 
 The gradebook's second row, "Points Possible" (as Canvas's own export has it), gives each
 column's maximum: the points graded, per problem and in total; ``not_run`` holds the points of
-tests that could not run (GPU tests on a CPU pass), which a later pass grades.
+tests that could not run (GPU tests on a machine without CUDA), ``to_come`` those a CPU pass
+(``--gpu skip``) left for the GPU pass, which merge joins.
 """
 
 import csv
@@ -40,7 +41,7 @@ from pathlib import Path
 
 from seam.problems import PROBLEMS
 from ..files import write_atomically
-from ..report import per_problem, render_table
+from ..report import per_problem, render_table, to_come
 from ..text import csv_cell
 
 
@@ -211,16 +212,17 @@ def table(out: Path) -> tuple[list[str], list[str], list[list[str]]]:
             for p, row in scores.items():
                 most[p] = max(most.get(p, 0.0), row["max"])
             most["not_run"] = max(most.get("not_run", 0.0), _not_run(results))
+            most["to_come"] = max(most.get("to_come", 0.0), to_come(results))
         cells = [_points(results["score"]) if results else ""]
         cells += [_points(scores[p]["score"]) if p in scores and scores[p]["max"] else "" for p in columns]
-        cells.append(_points(_not_run(results)) if results else "")
+        cells += [_points(_not_run(results)), _points(to_come(results))] if results else ["", ""]
         for s in record.students or [{"sid": key, "name": "", "email": ""}]:
             rows.append([s["sid"], s["name"], s["email"], *cells, record.status.value, key])
     rows.sort(key=lambda r: (r[0], r[2], r[-1]))
     possible = ["", POINTS_POSSIBLE, "", _points(sum(most.get(p, 0.0) for p in columns)),
                 *(_points(most[p]) if most.get(p) else "" for p in columns), _points(most.get("not_run", 0.0)),
-                "", ""]
-    header = ["student_id", "name", "email", "total", *columns, "not_run", "status", "submission"]
+                _points(most.get("to_come", 0.0)), "", ""]
+    header = ["student_id", "name", "email", "total", *columns, "not_run", "to_come", "status", "submission"]
     return header, possible, rows
 
 

@@ -211,7 +211,7 @@ def batch(submissions: Path, out: Path, options: Options | None = None, jobs: in
     # --repeat K: every upload of this run K - 1 times more, into OUT_DIR/repeats/<k>/ (flaky tests)
     tasks += [{**u.record(), "path": str(u.path), "out": str(out / REPEATS / str(k) / u.key), "pass": the_pass,
                "upload": u.fingerprint()} for k in range(2, repeat + 1) for u in uploads]
-    cfg = {"options": options.as_dict(), "hide": [str(out), str(submissions)]}
+    cfg = {"options": options.as_dict(), "hide": [str(out), str(submissions)], "parent": os.getpid()}
     previous = signal.signal(signal.SIGTERM, _terminated)
     code = None
     try:
@@ -247,7 +247,10 @@ def _run(tasks: list[dict], cfg: dict, jobs: int, out: Path) -> int:
 
     def finished(job: _Job, answer: dict) -> None:
         job.task = None
-        counts[answer["status"]] += 1
+        if answer["status"] == "busy":  # another run's grader holds them (grader/batch/job.py _lock)
+            print(f"skipped {answer['key']}: another run is grading them now; run again once it is done",
+                  file=sys.stderr)
+        counts[answer["status"]] = counts.get(answer["status"], 0) + 1
         bar.set_postfix({k: v for k, v in counts.items() if v}, refresh=False)
         bar.update(1)
 

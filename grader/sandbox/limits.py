@@ -21,9 +21,13 @@ class Limits:
     disk_bytes: int = 256 << 20        # its scratch tmpfs
     processes: int = 256               # processes + threads of the worker uid
     threads: int = 2
-    timeouts_per_problem: int = 3      # a problem's time budget, in timeouts of time_per_test: its
-                                       # remaining tests then fail without running (a submission
-                                       # that hangs every call holds a job minutes, not an hour)
+    strikes_per_function: int = 2      # a student function that timed out, crashed the worker or ran
+                                       # out of memory this often is not called again: the tests
+                                       # that call it fail at once, every other test runs
+    timeouts_per_submission: int = 36  # the whole submission's time budget, in timeouts of
+                                       # time_per_test: then every remaining test fails without
+                                       # running (a submission that hangs every call holds a job
+                                       # minutes, not an hour: startup + 36 x 30 s = 19 min)
 
     def describe_memory(self) -> str:
         return (f"{self.memory_bytes / GIB:g} GiB beyond torch's own" if self.memory_bytes

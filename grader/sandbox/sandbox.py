@@ -21,7 +21,7 @@ from .isolation import Isolation
 from .cgroup import BASELINE_BYTES
 from .limits import GIB, Limits
 from seam import Impl, SandboxFailure, codec, frames, smaps
-from seam.probes import problem_of
+from seam.probes import problem_of, student_name
 
 from .procs import descendants, folder_bytes, tail, tree_bytes
 from .zygote import Zygote
@@ -48,9 +48,10 @@ class Sandbox(Impl):
         self.running = False
         self.starts = 0
         self.broken: dict[str, str] = {}     # problem -> why (its module kills the worker)
-        self.strikes: dict[str, list[str]] = {}  # target -> how its calls hung or crashed
-        self.timeouts: dict[str, int] = {}   # problem -> how many of its calls timed out
+        self.strikes: dict[str, list[str]] = {}  # student function -> how its calls hung or crashed
+        self.timeouts = 0                    # calls of the whole submission that timed out
         self._touched: set[str] = set()      # problems called successfully in this worker
+        self._loaded: set[str] = set()       # problems whose module loaded in some worker
 
     def describe(self) -> str:
         """The report's sandbox line: the mode, and what a uid-mode worker could still read."""
@@ -196,12 +197,15 @@ class Sandbox(Impl):
         problem = problem_of(target)
         if problem in self.broken:
             raise SandboxFailure(self.broken[problem])
-        if self.timeouts.get(problem, 0) >= self.limits.timeouts_per_problem:
-            raise SandboxFailure(f"not run: this problem's time budget ran out ({self.timeouts[problem]} of its "
+        if self.timeouts >= self.limits.timeouts_per_submission:
+            raise SandboxFailure(f"not run: the submission's time budget ran out ({self.timeouts} of its "
                                  f"calls timed out after {self.limits.time_per_test:g} s)")
-        if len(self.strikes.get(target, ())) >= 2:  # don't pay a hang or a restart again and again
-            raise SandboxFailure(f"{target} was not called again: twice already, "
-                                 f"{' / '.join(self.strikes[target])}")
+        # a function that hung or crashed is not paid for again and again; the others run on (a
+        # probe's strikes are those of the student functions it drives)
+        function = student_name(target) if target else ""
+        if len(self.strikes.get(function, ())) >= self.limits.strikes_per_function:
+            raise SandboxFailure(f"{function} was not called again: {len(self.strikes[function])} times already, "
+                                 f"{' / '.join(self.strikes[function])}")
         deadline = self._deadline or time.monotonic() + self.limits.time_per_test
         loading = False
         try:
@@ -216,6 +220,7 @@ class Sandbox(Impl):
                 self._write(codec.dumps({"op": "load", "target": problem, "id": "load"}), deadline)
                 self._read(deadline, f"loading {problem}.py")
                 self._touched.add(problem)
+                self._loaded.add(problem)
                 loading = False
             request = {**request, "id": secrets.token_hex(8)}
             self._write(codec.dumps(request), deadline)
@@ -226,12 +231,13 @@ class Sandbox(Impl):
                                      "(someone wrote on the protocol pipe); it was restarted")
         except TimeoutError:
             self._kill()
-            if loading:
+            if loading and problem not in self._loaded:  # (a module that loaded before is slow now,
+                # after a restart on a busy machine: the call's timeout, not a broken module)
                 self.broken[problem] = (f"{problem}.py did not finish loading within "
                                         f"{self.limits.time_per_test:g} s")
                 raise SandboxFailure(self.broken[problem]) from None
-            self.strikes.setdefault(target, []).append("it timed out")
-            self.timeouts[problem] = self.timeouts.get(problem, 0) + 1
+            self.strikes.setdefault(function, []).append("it timed out")
+            self.timeouts += 1
             raise SandboxFailure(f"timed out after {self.limits.time_per_test:g} s in {target}; "
                                  "the worker was restarted") from None
         except (EOFError, BrokenPipeError):
@@ -240,12 +246,12 @@ class Sandbox(Impl):
             if loading:
                 self.broken[problem] = f"{problem}.py kills the worker when it is loaded: {why}"
                 raise SandboxFailure(self.broken[problem]) from None
-            self.strikes.setdefault(target, []).append(why.split(";")[0])
+            self.strikes.setdefault(function, []).append(why.split(";")[0])
             raise SandboxFailure(f"{target}: {why}; the worker was restarted") from None
         raised = response.get("raised")
         if type(raised) is dict and raised.get("type") == "MemoryError":
             self._kill()  # a process that ran out of memory may be in any state
-            self.strikes.setdefault(target, []).append("it ran out of memory")
+            self.strikes.setdefault(function, []).append("it ran out of memory")
             raise SandboxFailure(f"{target} ran out of memory (limit {self.limits.describe_memory()}); "
                                  "the worker was restarted")
         return response

@@ -156,7 +156,7 @@ def serve(cfg: dict, req_fd: int, resp_fd: int) -> None:
     from seam import absent, codec
     from seam.callee import Callee, answer
     from seam.frames import write_frame
-    callee = Callee(cfg["submission"], "submission", filtered=True)
+    callee = Callee(cfg["submission"], "submission", filtered=True, given=os.path.join(cfg["lib"], "given"))
     # what a rule forbids is not here; the kernels' refusals last while ``removed`` lives, and
     # ``answer`` never returns (it exits when the grader closes the pipe)
     removed = absent.remove(callee.honest)  # noqa: F841

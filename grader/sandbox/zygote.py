@@ -20,7 +20,7 @@ from pathlib import Path
 from .isolation import Isolation, Layout
 from .cgroup import Group
 from .limits import Limits
-from ..paths import ROOT, SEAM
+from ..paths import ROOT, SEAM, STUBS
 from seam import SandboxFailure
 from seam.upload import graded_modules
 
@@ -68,6 +68,10 @@ class Zygote:
         self.lib, self.inbox, self.work = self.root / "lib", self.root / "inbox", self.root / "work"
         shutil.copytree(SEAM, self.lib / "seam", ignore=shutil.ignore_patterns("__pycache__"),
                         copy_function=shutil.copyfile)  # 0644 whatever the checkout's modes
+        # the handout's given code, for what one problem's module imports from a module the
+        # upload lacks (seam/callee.py load_package); the stubs are public
+        shutil.copytree(STUBS, self.lib / "given", ignore=shutil.ignore_patterns("__pycache__"),
+                        copy_function=shutil.copyfile)
         shutil.copyfile(WORKER, self.lib / "worker.py")
         shutil.copyfile(LANDLOCK, self.lib / "landlock.py")
         shutil.copyfile(SECCOMP, self.lib / "seccomp.py")

@@ -9,8 +9,9 @@ the grader) keep stub bodies. A control submission with the gate open proves the
 
 Placeholders in sources: {ROOT} (the checkout), {OUT} (where the grader writes results.json),
 {PORT} (a TCP port the test listens on at 127.0.0.1), and for the allow-list attacks {COPY} (a
-world-readable copy of the reference elsewhere on disk), {VICTIM} (another student's submission
-in a sibling folder) and {MARK} (a file name the test looks for outside the sandbox afterwards).
+world-readable copy of the reference elsewhere on disk), {SHARED} (the world-readable folder
+that holds it, as a shared temporary folder would), {VICTIM} (another student's submission in a
+sibling folder) and {MARK} (a file name the test looks for outside the sandbox afterwards).
 """
 
 import ast
@@ -368,10 +369,12 @@ for _p in [os.path.join("{VICTIM}", "intensity.py"), os.path.join("{VICTIM}", "{
     except OSError:
         pass
 """),
+    # {SHARED} first: the machine's other shared folders may hold anything (a crowded /tmp
+    # outlasts the 1.5 s), and the verdict must follow from what the test planted, never from them
     Attack("scan the shared temporary folders for the grader's files", FIND_SOLUTION + r"""
 import glob
 _start = time.monotonic()
-for _top in ["/tmp", "/var/tmp", "/dev/shm", "/run"]:
+for _top in ["{SHARED}", "/tmp", "/var/tmp", "/dev/shm", "/run"]:
     for _dir, _subdirs, _files in os.walk(_top):
         if time.monotonic() - _start > 1.5:
             break

@@ -55,6 +55,26 @@ def scene(tmp_path):
 @pytest.mark.parametrize("mode", available_modes())
 @pytest.mark.parametrize("attack", ALLOWLIST_ATTACKS, ids=[a.name for a in ALLOWLIST_ATTACKS])
 def test_allowlist_attack_gets_nothing(attack, mode, scene, request):
+    _attacked(attack, mode, scene, request)
+
+
+SCAN = next(a for a in ALLOWLIST_ATTACKS if a.name.startswith("scan the shared temporary folders"))
+
+
+@pytest.mark.parametrize("mode", available_modes())
+def test_a_crowded_tmp_changes_no_verdict(mode, scene, request):
+    """The scan of the shared folders, on a machine whose /tmp holds 30,000 files (issue 36: a
+    crowded /tmp once made the uid mode's known leak look closed): the same verdict."""
+    crowd = Path(tempfile.mkdtemp(prefix="crowd-", dir="/tmp"))
+    try:
+        for i in range(30_000):
+            (crowd / f"f{i:05d}.py").write_bytes(b"")
+        _attacked(SCAN, mode, scene, request)
+    finally:
+        shutil.rmtree(crowd, ignore_errors=True)
+
+
+def _attacked(attack, mode, scene, request):
     if mode == "uid" and attack.world_readable:
         # The one thing this mode cannot do (README, "What the uid mode cannot hide"): strict, so
         # the README is corrected the day it can.
@@ -63,8 +83,8 @@ def test_allowlist_attack_gets_nothing(attack, mode, scene, request):
             "the image must carry none (README)")))
     out = scene["grading"] / "out" / "results.json"
     victim_before = (scene["victim"] / f"{VEHICLE}.py").read_bytes()
-    submission = attack.build(scene["grading"] / "class" / "attacker", out, 9,
-                              COPY=str(scene["copy"]), VICTIM=str(scene["victim"]), MARK=scene["mark"])
+    submission = attack.build(scene["grading"] / "class" / "attacker", out, 9, COPY=str(scene["copy"]),
+                              SHARED=str(scene["base"]), VICTIM=str(scene["victim"]), MARK=scene["mark"])
     code = grade(submission, out, gpu="skip", time_limit=TIME_LIMIT, quiet=True,
                  problems=[VEHICLE], isolation=mode)
     assert code == 0

@@ -10,12 +10,14 @@ import pytest
 
 from grader.sandbox.cgroup import BASELINE_BYTES
 from grader.grade import grade
+from grader.paths import REFERENCE
 from grader.sandbox.isolation import Isolation, IsolationUnavailable
 from grader.sandbox.limits import Limits
 from grader.sandbox.sandbox import Sandbox
 from grader.sandbox.zygote import Zygote
 from seam.upload import MAX_MODULE_BYTES, locate
 from seam import SandboxFailure
+from tests.self.submissions import reference_with
 
 VEHICLE = "intensity"
 
@@ -115,6 +117,8 @@ matmul_intensity = elementwise_intensity = ridge_point = is_compute_bound = roof
 
 
 def test_a_problem_that_hangs_every_call_spends_its_budget_once(tmp_path):
+    """Each hanging function times out at most strikes_per_function times; its later tests fail
+    at once, and the grade ends in seconds."""
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / f"{VEHICLE}.py").write_text(HANGS)
     out = tmp_path / "results.json"
@@ -123,12 +127,40 @@ def test_a_problem_that_hangs_every_call_spends_its_budget_once(tmp_path):
     elapsed = time.monotonic() - started
     tests = json.loads(out.read_text())["tests"]
     timed_out = [t for t in tests if t["output"].startswith("timed out after 1 s")]
-    budget = [t for t in tests if "not run: this problem's time budget ran out" in t["output"]]
-    assert len(timed_out) == Limits.timeouts_per_problem, [t["output"][:120] for t in tests]
-    assert budget and len(timed_out) + len(budget) <= len(tests)
+    skipped = [t for t in tests if "was not called again: 2 times already, it timed out / it timed out" in t["output"]]
+    functions = {f for t in tests for f in t["extra_data"]["functions"]}
+    assert len(timed_out) <= Limits.strikes_per_function * len(functions), [t["output"][:120] for t in tests]
+    assert skipped and len(timed_out) + len(skipped) <= len(tests)
     assert all(t["score"] == 0 for t in tests)
     assert elapsed < 60, elapsed
     assert os.path.exists(out)
+
+
+TWO_HANG = '''
+def roofline_seconds(flops, bytes_moved, peak_flops, bandwidth):  # (no other function calls these two)
+    while True:
+        pass
+def elementwise_intensity(flops_per_element, bytes_read_per_element, bytes_written_per_element):
+    while True:
+        pass
+'''
+
+
+def test_a_hanging_function_costs_only_the_tests_that_call_it(tmp_path):
+    """Issue 36: after two functions' timeouts (four: past the old per-problem budget of three), the
+    problem's other tests still run and score (that budget once zeroed a 3-point test calling only
+    a working function)."""
+    folder = reference_with(tmp_path / "sub", {VEHICLE: (REFERENCE / f"{VEHICLE}.py").read_text() + TWO_HANG},
+                            problems=[VEHICLE])
+    out = tmp_path / "results.json"
+    assert grade(folder, out, gpu="skip", time_limit=2.0, quiet=True, problems=[VEHICLE]) == 0
+    tests = json.loads(out.read_text())["tests"]
+    calls = [t for t in tests if {f"{VEHICLE}.roofline_seconds", f"{VEHICLE}.elementwise_intensity"}
+             & set(t["extra_data"]["functions"])]
+    assert sum(t["output"].startswith("timed out") for t in calls) > 3, [t["output"][:100] for t in calls]
+    rest = [t for t in tests if t not in calls]
+    assert calls and all(t["score"] == 0 for t in calls)
+    assert rest and all(t["score"] == t["max_score"] for t in rest), [(t["name"], t["output"][:150]) for t in rest]
 
 
 HOARDERS = '''

@@ -50,8 +50,9 @@ def test_the_gradescope_settings_match_the_rubric_and_the_limits(facts):
     total, gpu = sum(f.points for f in facts), sum(f.points for f in facts if f.gpu)
     assert f"| total points | {total - gpu:g} | the rubric's {total:g} less the {gpu:g} GPU points" in block
     assert f"a second Gradescope assignment worth {gpu:g} points" in block
+    assert f'"to come: {gpu:g} points in {sum(1 for f in facts if f.gpu)} GPU tests' in " ".join(block.split())
     limits = Limits()
-    bound = limits.startup + len(PROBLEMS) * limits.timeouts_per_problem * limits.time_per_test
+    bound = limits.startup + limits.timeouts_per_submission * limits.time_per_test
     minutes = int(re.search(r"\| autograder timeout \| (\d+) minutes \|", block).group(1))
     assert minutes * 60 >= bound and f"{bound / 60:.0f} min" in block
     assert f"{limits.memory_bytes / (1 << 30):g} GiB beyond torch" in block

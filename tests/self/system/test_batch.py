@@ -112,7 +112,8 @@ def graded(tmp_path_factory):
 def test_statuses_and_gradebook(graded):
     root, out, proc = graded
     rows = gradebook(out)
-    assert list(rows[0]) == ["student_id", "name", "email", "total", PROBLEM, "not_run", "status", "submission"]
+    assert list(rows[0]) == ["student_id", "name", "email", "total", PROBLEM, "not_run", "to_come", "status",
+                             "submission"]
     possible = next(csv.DictReader(io.StringIO((out / "gradebook.csv").read_text())))
     full = sum(t["max_score"] for t in read_json(out / "students" / "submission_1001" / "results.json")["tests"])
     assert possible["name"] == POINTS_POSSIBLE and float(possible["total"]) == float(possible[PROBLEM]) == full
@@ -261,8 +262,20 @@ def test_cpu_pass_and_gpu_pass_merge_into_one_full_grade(tmp_path, monkeypatch):
     assert grade(klass / "ada", full, gpu="auto", quiet=True, problems=[problem]) == 0
     want, got = read_json(full), read_json(merged / "students" / "ada" / "results.json")
     validate(got)
-    cpu_tests = read_json(cpu / "students" / "ada" / "results.json")["tests"]
+    cpu_results = read_json(cpu / "students" / "ada" / "results.json")
+    cpu_tests = cpu_results["tests"]
     gpu_tests = read_json(gpu_out / "students" / "ada" / "results.json")["tests"]
+    # the CPU pass alone says what is to come: in its report, its gradebook and its export (issue 36)
+    gpu_points = sum(t["max_score"] for t in gpu_tests)
+    assert cpu_results["extra_data"]["to_come"] == {"tests": {t["number"]: t["max_score"] for t in gpu_tests},
+                                                    "points": gpu_points} and gpu_points > 0
+    assert f"to come: {gpu_points:g} points in {len(gpu_tests)} GPU tests" in cpu_results["output"]
+    [possible, row] = list(csv.DictReader(io.StringIO((cpu / "gradebook.csv").read_text())))
+    assert float(possible["to_come"]) == float(row["to_come"]) == gpu_points
+    exported = run("export", cpu, "--format", "canvas", "--out", tmp_path / "canvas.csv", check=0)
+    assert f"{gpu_points:g} GPU points per student are still to come" in exported.stderr
+    [_, merged_row] = list(csv.DictReader(io.StringIO((merged / "gradebook.csv").read_text())))
+    assert merged_row["to_come"] == "0"
     assert cpu_tests and gpu_tests and not {t["number"] for t in cpu_tests} & {t["number"] for t in gpu_tests}
     assert any(t["status"] == "failed" and not not_run(t) for t in gpu_tests)  # they ran
     assert got["tests"] == want["tests"] and got["score"] == want["score"]

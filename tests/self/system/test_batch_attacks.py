@@ -115,9 +115,13 @@ def test_a_student_cannot_reach_a_classmate_in_the_same_batch(tmp_path):
     scores = {d: read_json(out / "students" / d / "results.json") for d in ("a-thief", "b-victim0", "c-victim1")}
     full = sum(t["max_score"] for t in scores["b-victim0"]["tests"])
     assert scores["a-thief"]["score"] == 0, "the thief got points: it reached a classmate's code"
-    # it loaded and ran its search (its gate stayed shut), rather than failing to import
-    assert all("_not_earned" in t["output"] for t in scores["a-thief"]["tests"]), \
-        [t["output"][:200] for t in scores["a-thief"]["tests"]]
+    # it loaded and ran its search (its gate stayed shut), rather than failing to import; its exec
+    # is outside the allow-list too, so its ruled functions fail for that first
+    charged = scores["a-thief"]["extra_data"].get("honest_work", {})
+    ruled = [t for t in scores["a-thief"]["tests"] if touched(t["extra_data"]["functions"], charged)]
+    assert all("outside the allow-list" in t["output"] for t in ruled), [t["output"][:200] for t in ruled]
+    rest = [t for t in scores["a-thief"]["tests"] if t not in ruled]
+    assert rest and all("_not_earned" in t["output"] for t in rest), [t["output"][:200] for t in rest]
     assert scores["b-victim0"]["score"] == scores["c-victim1"]["score"] == full > 0
     assert {p: p.read_bytes() for p in klass.rglob("*.py")} == before, "an upload was modified"
     assert sorted(p.name for p in out.iterdir()) == [".logs", "batch.json", "gradebook.csv", "report.html",

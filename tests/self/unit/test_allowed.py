@@ -44,6 +44,16 @@ REFUSED_CASES = [
     ("import torch\ntorch.optim.__dict__['AdamW'] = None\n", 2, "__dict__"),
     ("import numpy as np\nc = np.ctypeslib.ctypes\n", 2, "ctypes reached through another module"),
     ("import os\nm = os.sys.modules\n", 2, "sys reached through another module (os.sys)"),
+    # code made at run time by a library, frames through traceback, dunders assembled (the red team, e237fc5)
+    ("import timeit\ntimeit.Timer('pass', setup='x = 1').timeit(1)\n", 2, "Timer compiles a string"),
+    ("from timeit import timeit\ntimeit('pass')\n", 2, "timeit compiles a string"),
+    ("import runpy\n", 1, "an import of runpy (code made at run time)"),
+    ("import marshal\n", 1, "an import of marshal"),
+    ("import traceback\nfor f, _ in traceback.walk_stack(None):\n    pass\n", 2, "frame access (traceback.walk_stack)"),
+    ("x = '__glo' + 'bals__'\n", 1, "the string '__globals__', assembled"),
+    ("def f():\n    pass\nn = ''.join(map(chr, (95, 95))) + 'globals' + ''.join(map(chr, (95, 95)))\ng = getattr(f, n)\n", 4,
+     "getattr with a name not written out that may be a dunder (getattr(f, n))"),
+    ("import torch\nt = torch.zeros(1)\nfor n in dir(t):\n    getattr(t, n)\n", 4, "may be a dunder (getattr(t, n))"),
     # stores it cannot place
     ("def f(x):\n    type(x).tolist = len\n", 2, "type(x), which may be the class of x"),
     ("def f(x):\n    x.__class__.tolist = len\n", 2, "through a dunder (x.__class__.tolist)"),
@@ -167,6 +177,15 @@ def test_an_attackers_ways_round_the_store_rule(source, line):
 
 # Idioms of honest code that must never be refused (found calibrating the look, and their neighbours).
 HONEST = [
+    # what the red team found refused (e237fc5): names from literal constants, a namespace of its own
+    "import torch\nNARROW = tuple(getattr(torch, n) for n in ('float16', 'bfloat16', 'float8_e4m3fn') if hasattr(torch, n))\n",
+    "import torch\nNAMES = ('float16', 'bfloat16')\nD = {n: getattr(torch, n) for n in NAMES}\n",
+    "import types, torch\ncfg = types.SimpleNamespace(lr=1e-3, dtype=torch.float32)\ncfg.lr = 2e-3\n",
+    "import sys\ntry:\n    1 / 0\nexcept ZeroDivisionError:\n    kind = sys.exc_info()[0]\n",
+    "import timeit\ndef f():\n    return 1\nt = timeit.timeit(f, number=3) + timeit.timeit(lambda: f(), number=2)\nclock = timeit.default_timer\n",
+    "class M:\n    def __init__(self):\n        for i in range(2):\n            setattr(self, f'layer{i}', i)\n"
+    "    def get(self, i):\n        return getattr(self, f'layer{i}')\n",
+    "import dataclasses\ndef as_dict(cfg):\n    return {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)}\n",
     # settings the grader never reads (seam/allowed.py _setting)
     "import torch\ndef f():\n    torch.backends.cudnn.benchmark = True\n",
     "import torch\ntorch.backends.cuda.matmul.allow_tf32 = False\n",

@@ -337,3 +337,36 @@ def test_an_op_buried_under_hundreds_of_frames_not_theirs_is_still_theirs(tmp_pa
     impl = _impl(tmp_path, "tensors", "_own_strides = contiguous_strides\n" + DEEP)
     assert impl.tensors.contiguous_strides((2, 3)) == (3, 1)
     assert "tensors.contiguous_strides" in impl._violations, impl._violations
+
+
+# Code in no file of a library or of the grader (compiled from a string, or a module written to
+# the scratch and imported), bound to a ruled name: the seam calls it with no frame of their
+# files on the stack. (The allow-list refuses timeit's strings too; _impl's look is the watch's.)
+FROM_A_STRING = '''
+import timeit as _timeit
+_ns = {"torch": torch}
+_timeit.Timer("pass", setup="""
+global fast
+def fast(shape):
+    return tuple(torch.empty(tuple(shape), device="meta").stride())
+""", globals=_ns).timeit(1)
+contiguous_strides = _ns["fast"]
+'''
+FROM_THE_SCRATCH = '''
+import sys as _sys, tempfile as _tempfile, os as _os
+_dir = _tempfile.mkdtemp()
+with open(_os.path.join(_dir, "fast_strides.py"), "w") as _f:
+    _f.write("import torch\\ndef fast(shape):\\n    return tuple(torch.empty(tuple(shape), device='meta').stride())\\n")
+_sys.path.append(_dir)
+import fast_strides as _fast
+contiguous_strides = _fast.fast
+'''
+
+
+@pytest.mark.parametrize("code", [FROM_A_STRING, FROM_THE_SCRATCH], ids=["a string", "the scratch"])
+def test_code_in_no_file_of_a_library_is_theirs(tmp_path, code):
+    """The red team's route (timeit's setup string) and its cousin (a module of their own in the
+    scratch): whose code runs is told by the file, and code in none of a library's is theirs."""
+    impl = _impl(tmp_path, "tensors", code.replace("contiguous_strides = ", "_unused = contiguous_strides\ncontiguous_strides = "))
+    assert impl.tensors.contiguous_strides((2, 3)) == (3, 1)
+    assert "tensors.contiguous_strides" in impl._violations, impl._violations

@@ -4,6 +4,7 @@ them back from its JSON config unchanged."""
 
 import dataclasses
 import json
+import os
 import math
 import subprocess
 import sys
@@ -159,7 +160,7 @@ def test_the_job_config_carries_the_options_round_trip(tmp_path, monkeypatch):
     for var in ("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "JOB_COMPLETION_INDEX"):
         monkeypatch.delenv(var, raising=False)
     assert batch(tmp_path / "class", tmp_path / "o", options) == 2
-    assert Options(**seen["options"]) == options and set(seen) == {"options", "hide"}
+    assert Options(**seen["options"]) == options and set(seen) == {"options", "hide", "parent"} and seen["parent"] == os.getpid()
     assert json.loads((tmp_path / "o" / "batch.json").read_text())["passes"] == [options.the_pass]
 
 

@@ -48,8 +48,9 @@ def matmul_flops(m, k, n):
     text = describe(e.value)
     lines = text.splitlines()
     assert lines[0] == "flops.matmul_flops raised RuntimeError (no message)"  # never an empty ": "
-    assert lines[1] == "Traceback (your code, most recent call last):"
-    assert [line.strip().split(", in ")[-1] for line in lines[2::2]] == ["matmul_flops", "_inner"]
+    assert lines[1] == "  the call: flops.matmul_flops(1, 2, 3)"
+    assert lines[2] == "Traceback (your code, most recent call last):"
+    assert [line.strip().split(", in ")[-1] for line in lines[3::2]] == ["matmul_flops", "_inner"]
     assert "seam/" not in text and "callee" not in text
 
 
@@ -111,3 +112,25 @@ def test_a_subclass_of_an_expected_exception_counts_as_it(tmp_path):
                                         "def matmul_flops(m, k, n):\n    raise ShapeError(f'bad size {m}')\n", "sub")
     [got] = impl.map("flops.matmul_flops", [(-1, 2, 3)])
     assert type(got) is ValueError and str(got) == "bad size -1"
+
+
+def test_a_raised_exception_shows_the_call_with_its_arguments(tmp_path):
+    """A failure says which call raised (issue 36): a get_batch that raises for batch_size=1,
+    context_length=1 is reported with those arguments, whatever the exception; a probe's own
+    parameters are never shown as the student's call."""
+    impl = impl_with(tmp_path, "intensity", '''
+def ridge_point(peak_flops, bandwidth):
+    raise TypeError("not for these")
+''', "call_args")
+    with pytest.raises(TypeError) as e:
+        impl.intensity.ridge_point(1e15, 3e12)
+    text = describe(e.value)
+    assert "intensity.ridge_point raised TypeError: not for these" in text
+    assert "the call: intensity.ridge_point(1000000000000000.0, 3000000000000.0)" in text
+    with pytest.raises(ValueError) as e:  # an exception a test may expect keeps its call too
+        impl_with(tmp_path, "intensity", "", "call_args_ok").intensity.ridge_point(-1.0, 3e12)
+    assert "the call: intensity.ridge_point(-1.0, 3000000000000.0)" in describe(e.value)
+    stubs = InProcess(STUBS, package="msg_stub_call")
+    with pytest.raises(NotImplementedError) as e:
+        stubs.intensity.ridge_point(1.0, 2.0)
+    assert "the call" not in describe(e.value)  # a to-do is not a failure to explain

@@ -210,3 +210,51 @@ def test_windows_zips_big_files_and_case(tmp_path):
     files, notes, status = graded(folder)
     assert "tensors.py" not in files and "Tensors.py" not in files and len(files) == len(PROBLEMS) - 1
     assert any(n.startswith("Tensors.py is not tensors.py: names are case-sensitive") for n in notes), notes
+
+
+def _zip_of(path, folder) -> object:
+    with zipfile.ZipFile(path, "w") as zf:
+        for module in sorted(folder.glob("*.py")):
+            zf.write(module, f"hw/{module.name}")
+    return path
+
+
+def test_a_zip_inside_the_upload_is_graded_from(tmp_path):
+    """A student's folder holding only their zip (issue 36), and a zip of a zip, grade the modules
+    inside it, and say so; two zips are named, never guessed between; a third level is named."""
+    expected = {f"{p}.py": (REFERENCE / f"{p}.py").read_bytes() for p in PROBLEMS}
+    folder = tmp_path / "student" / "upload"
+    folder.mkdir(parents=True)
+    _zip_of(folder / "hw2.zip", REFERENCE)
+    files, notes, status = graded(tmp_path / "student")
+    assert (status, files) == ("graded", expected)
+    assert notes[0] == "the upload holds no module but upload/hw2.zip: unpacked it and graded what it holds"
+
+    with zipfile.ZipFile(tmp_path / "outer.zip", "w") as zf:  # a zip of a zip
+        zf.write(folder / "hw2.zip", "submission/hw2.zip")
+    files, notes, status = graded(tmp_path / "outer.zip")
+    assert (status, files) == ("graded", expected) and "submission/hw2.zip" in notes[0]
+
+    _zip_of(folder / "old.zip", REFERENCE)
+    files, notes, status = graded(tmp_path / "student")
+    assert (status, files) == ("empty", {})
+    assert "it holds 2 zips (upload/hw2.zip, upload/old.zip): upload one of them" in notes[-1]
+
+    deeper = tmp_path / "deeper"
+    deeper.mkdir()
+    with zipfile.ZipFile(deeper / "a.zip", "w") as zf:
+        zf.write(tmp_path / "outer.zip", "outer.zip")
+    files, notes, status = graded(deeper)
+    assert (status, files) == ("empty", {})
+    assert any("not opened a second time: outer.zip" in n for n in notes), notes
+
+
+def test_a_nested_zip_keeps_the_limits(tmp_path, monkeypatch):
+    import seam.upload
+    folder = tmp_path / "student"
+    folder.mkdir()
+    _zip_of(folder / "hw2.zip", REFERENCE)
+    monkeypatch.setattr(seam.upload, "MAX_ZIP_FILES", 3)  # the reference's 12 modules are over it
+    files, notes, status = graded(folder)
+    assert (status, files) == ("empty", {})
+    assert any("hw2.zip is too large to grade" in n for n in notes), notes
