@@ -151,7 +151,7 @@ def time_matmul_trace(c, m: int, k: int, n: int, dtype: torch.dtype, device: str
     return {"result": result, "log": log}
 
 
-@probe("benchmarking", calls="matmul_mfu", how="matmul_mfu times with a synchronized clock")
+@probe("benchmarking", calls="matmul_mfu / time_matmul", how="matmul_mfu times with a synchronized clock")
 def matmul_mfu_trace(c, m: int, k: int, n: int, dtype: torch.dtype, device_name: str) -> dict:
     """matmul_mfu on a fake CUDA device called ``device_name``; records what time_matmul returned
     (when matmul_mfu calls the module's time_matmul)."""

@@ -81,7 +81,7 @@ def build_torch_module(kind: str) -> nn.Module:
     raise ValueError(f"unknown module kind {kind!r}")
 
 
-@probe("modules", calls="count_parameters")
+@probe("modules", calls="count_parameters / parameter_bytes")
 def count_torch_module(c, kind: str):
     """(count_parameters(m), parameter_bytes(m)) for the torch module ``build_torch_module(kind)``."""
     mod = c.module("modules")
@@ -190,7 +190,7 @@ def cruncher_run(c, dim: int, num_layers: int, seed: int, xs):
     }
 
 
-@probe("modules", calls="count_parameters")
+@probe("modules", calls="count_parameters / parameter_bytes / Linear / Cruncher")
 def count_own_module(c, cls: str, args: tuple):
     """(count_parameters(m), parameter_bytes(m)) for the implementation's own ``cls(*args)``."""
     mod = c.module("modules")

@@ -201,7 +201,7 @@ def _run_steps(mod, model, optimizer, batches) -> list:
     return [mod.train_step(model, optimizer, x, y) for x, y in batches]
 
 
-@probe("training", calls="save_checkpoint / load_checkpoint")
+@probe("training", calls="save_checkpoint / load_checkpoint / train_step")
 def checkpoint_resume(c, seed: int, total_steps: int, save_at: int, batch: int,
                       pathlike: bool = False) -> dict:
     """Train total_steps without interruption, and train save_at steps, save, load into a fresh

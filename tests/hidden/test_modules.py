@@ -86,20 +86,30 @@ def test_linear_structure(impl):
         compare=compare, mistakes=mistakes("linear_structure"))
 
 
-@pytest.mark.points(1)
+def _no_torch_linear(got: dict, count: int, what: str):
+    expect_equal(got["nn_linear_submodules"], count, f"torch.nn.Linear submodules inside {what}")
+    expect_equal(got["linear_calls"], count, f"calls of torch.nn.functional.linear during {what}.forward")
+
+
+# The probes count calls of the linear kernel through a TorchFunctionMode: F.linear, an alias of it
+# bound at import time, torch._C._nn.linear and torch.ops.aten.linear all dispatch through it; an
+# nn.Linear submodule is caught by isinstance over .modules(). One test a class: an honest Linear
+# keeps its point while Cruncher is unwritten (issue 36).
+@pytest.mark.points(0.5)
 @pytest.mark.how
 def test_linear_does_not_use_torch_linear(impl):
-    """neither torch.nn.Linear nor torch.nn.functional.linear (under any name) is used by Linear or Cruncher"""
-    # The probe counts calls of the linear kernel through a TorchFunctionMode: F.linear, an alias
-    # of it bound at import time, torch._C._nn.linear and torch.ops.aten.linear all dispatch
-    # through it; an nn.Linear submodule is caught by isinstance over .modules().
-    def compare(got: dict, count: int, what: str):
-        expect_equal(got["nn_linear_submodules"], count, f"torch.nn.Linear submodules inside {what}")
-        expect_equal(got["linear_calls"], count, f"calls of torch.nn.functional.linear during {what}.forward")
+    """neither torch.nn.Linear nor torch.nn.functional.linear (under any name) is used by Linear"""
     check_cases(impl, "probes.linear_forward", [case(weight=torch.randn(6, 4), want=0, what="Linear(6, 4)",
-                                                     xs=[torch.randn(3, 6), torch.randn(2, 2, 6)])], compare=compare)
+                                                     xs=[torch.randn(3, 6), torch.randn(2, 2, 6)])],
+                compare=_no_torch_linear)
+
+
+@pytest.mark.points(0.5)
+@pytest.mark.how
+def test_cruncher_does_not_use_torch_linear(impl):
+    """neither torch.nn.Linear nor torch.nn.functional.linear (under any name) is used by Cruncher"""
     check_cases(impl, "probes.cruncher_run", [case(dim=6, num_layers=2, seed=0, xs=[torch.randn(3, 6)], want=0,
-                                                   what="Cruncher(6, 2)")], compare=compare)
+                                                   what="Cruncher(6, 2)")], compare=_no_torch_linear)
 
 
 # ---- initialisation statistics ----------------------------------------------------------------

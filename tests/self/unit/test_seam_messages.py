@@ -33,7 +33,8 @@ def test_a_stub_method_is_named_as_the_student_wrote_it():
     assert str(e.value).startswith("optim.AdamW.__init__ is not implemented yet (")
     assert "optim.py:" in str(e.value) and "probes" not in str(e.value)
     assert student_name("probes.adamw_run") == "optim.AdamW"
-    assert student_name("probes.checkpoint_resume") == "training.save_checkpoint / training.load_checkpoint"
+    assert student_name("probes.checkpoint_resume") == \
+        "training.save_checkpoint / training.load_checkpoint / training.train_step"
 
 
 def test_an_error_shows_only_the_students_frames(tmp_path):
