@@ -61,14 +61,15 @@ REFUSED = {
     "code made at run time": (
         "`exec`, `eval`, `compile`, `__import__`, `globals()`, `vars()`, a store into `locals()`; a string "
         "handed to `timeit` as its statement or setup (time a function instead); `runpy`, `code`, `codeop`, "
-        "`marshal`",
+        "`marshal`; code objects made or relabelled (`dis`, `types.FunctionType` / `CodeType`, `co_*=`)",
         "code and names that are not in the text cannot be checked, and code compiled from a string runs "
         "in no file, so the watch could not tell it is theirs (it counts such code as theirs anyway)"),
     "names made at run time": (
         "`getattr` / `hasattr` with a name not written out on a module, an import, a builtin or what may "
-        "be one, and on anything with a name that may be a dunder (built from `chr`, `join`, `dir(...)`: "
-        "`\"layer\" + str(i)`, a parameter, `f.name` of `dataclasses.fields` and a loop over written-out names "
-        "are fine); `setattr` / `delattr` with a name not written out on anything but `self`; any of these "
+        "be one, and on anything but `self` with a name not provably free of dunders (one that begins with a "
+        "letter or ends in anything but `__`, like `\"layer\" + str(i)` or an f-string ending `_proj`; a loop over or an "
+        "item of written-out names; `f.name` of `dataclasses.fields`: a parameter, a `.decode()` or `dir(...)` "
+        "is not); `setattr` / `delattr` with a name not written out on anything but `self`; any of these "
         "passed as a value; `operator.attrgetter` / `methodcaller` with a name not written out",
         "which attribute it reads or changes cannot be read from the text"),
 }
@@ -107,7 +108,11 @@ MODULES = {"ctypes": "ctypes", "_ctypes": "ctypes", "importlib": "importlib", "i
            "gc": "gc",  # gc: but gc.collect()
            # code compiled from a string runs in no file of theirs, so the watch cannot tell it is theirs
            "runpy": "code made at run time", "code": "code made at run time", "codeop": "code made at run time",
-           "marshal": "code made at run time"}
+           "marshal": "code made at run time", "dis": "code objects"}
+# Code objects made or relabelled (a function of theirs filed under a library's file name): the
+# watch tells whose code runs by its file and globals, which a code object of theirs could fake.
+CODE_OBJECTS = frozenset({"FunctionType", "CodeType", "LambdaType", "codeobj", "co_code", "co_filename",
+                          "co_name", "co_qualname", "co_consts"})
 # The modules above, and sys and builtins, as other modules hold them (``np.ctypeslib.ctypes``,
 # ``os.sys.modules``): read as an attribute of an import, they are refused as their import is.
 REACHED = {**MODULES, "ctypeslib": "ctypes", "sys": "sys", "builtins": "builtins"}
@@ -953,6 +958,8 @@ class _Check(_Taint):
         elif node.attr in SYS_REFUSED and isinstance(node.value, ast.Name) and \
                 self.module_of.get(self.name_key(node.value)) == "sys":
             self.refuse(node, f"sys.{node.attr}")
+        elif node.attr in CODE_OBJECTS:
+            self.refuse(node, f"a code object made or changed ({_code(node)})")
         elif node.attr in REACHED and self.is_(node.value):
             self.refuse(node, f"{REACHED[node.attr]} reached through another module ({_code(node)})")
 
@@ -960,6 +967,8 @@ class _Check(_Taint):
         func, name = call.func, _last(call.func)
         found = self.builtin(func)
         args = call.args
+        if any((k.arg or "").startswith("co_") for k in call.keywords):  # code.replace(co_filename=...)
+            self.refuse(call, f"a code object made or changed ({_code(call)})")
         if found in ("setattr", "delattr") and args:
             self._by_name(call, found, args[0], args[1] if len(args) > 1 else None, store=True)
         elif found in ("getattr", "hasattr") and args:
@@ -992,47 +1001,72 @@ class _Check(_Taint):
                 self.builtin(func.value.func) == "locals" and func.attr in MUTATORS | {"pop", "clear", "popitem"}:
             self.refuse(call, f"a store into locals() ({_code(call)})")
 
+    def _binds_of(self, node) -> list:
+        """Every binding (``how``) of the variable ``node`` names."""
+        key = self.name_key(node)
+        return [how for scope, name, _, how in self.binds if name == node.id and self.bind_key(scope, name) == key]
+
+    def _written(self, node) -> list[str] | None:
+        """The strings a literal holds, all written out (a tuple, list or set of them, nested
+        tuples, a dict's values), or a name bound once to such a literal; else None."""
+        if isinstance(node, ast.Name):
+            binds = self._binds_of(node)
+            return self._written(binds[0][1]) if len(binds) == 1 and binds[0][0] == "value" else None
+        if isinstance(node, ast.Dict):
+            node = ast.Tuple(elts=list(node.values))
+        if not isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return None
+        out = []
+        for e in node.elts:
+            inner = self._written(e) if isinstance(e, (ast.Tuple, ast.List)) else (
+                [_literal(e)] if _literal(e) is not None else None)
+            if inner is None:
+                return None
+            out += inner
+        return out
+
     def _constants(self, node) -> list[str] | None:
-        """The names a variable takes when every binding of it walks a literal tuple or list of
-        strings (``for name in ("float16", "bfloat16")``, or a module-level ``NAMES = (...)``
-        walked): each is written out, as in ``getattr(torch, "float16")``; else None."""
+        """The names an expression can take when each is written out: a variable every binding of
+        which walks a literal of strings (``for name in ("float16", "bfloat16")``, ``for short, long
+        in (("fp16", "float16"), ...)``, a module-level ``NAMES = (...)`` walked), or an item of a
+        literal of them (``NAMES[k]`` of ``NAMES = {"fp16": "float16"}``); else None."""
+        if isinstance(node, ast.Subscript):
+            return self._written(node.value)
         if not isinstance(node, ast.Name):
             return None
-        key, found = self.name_key(node), []
-        binds = [how for scope, name, _, how in self.binds if name == node.id and self.bind_key(scope, name) == key]
-        for how in binds:
-            walked = how[1] if how[0] == "each" else None
-            if isinstance(walked, ast.Name):  # a name bound once, at module level, to a literal
-                values = [h for s, n, _, h in self.binds if n == walked.id and self.bind_key(s, n) == self.name_key(walked)]
-                walked = values[0][1] if len(values) == 1 and values[0][0] == "value" else None
-            if not isinstance(walked, (ast.Tuple, ast.List)) or any(_literal(e) is None for e in walked.elts):
+        found = []
+        for how in self._binds_of(node):
+            walked = self._written(how[1]) if how[0] == "each" else None
+            if walked is None:
                 return None
-            found += [_literal(e) for e in walked.elts]
+            found += walked
         return found or None
 
     def _public(self, node, seen=()) -> bool:
-        """A name built at run time that cannot be made into a dunder: one beginning with a written
-        letter (``f"layer{i}"``, ``"w" + str(i)``), or a variable that is never so built nor walks
-        ``dir(...)`` (a parameter, ``f.name`` of ``dataclasses.fields``, a loop over its own list)."""
+        """A name built at run time that provably is no dunder (default: it may be one): a string
+        that begins with a written letter or ends with anything but "__" (``f"layer{i}"``,
+        ``"w" + str(i)``, ``f"{which}_proj"``), the ``.name`` of a walk over ``dataclasses.fields``,
+        or a variable every binding of which is one of those."""
+        parts = []
         while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            parts.insert(0, node.right)
             node = node.left
-        first = node.values[0] if isinstance(node, ast.JoinedStr) and node.values else node
-        if isinstance(first, ast.Constant):
-            return type(first.value) is str and first.value[:1].isalpha()
+        parts.insert(0, node)
+        if len(parts) > 1 or isinstance(node, ast.JoinedStr):
+            pieces = [v for part in parts for v in (part.values if isinstance(part, ast.JoinedStr) else [part])]
+            head, tail = pieces[0], pieces[-1]
+            letter = isinstance(head, ast.Constant) and type(head.value) is str and head.value[:1].isalpha()
+            ending = isinstance(tail, ast.Constant) and type(tail.value) is str and not tail.value.endswith("__")
+            return letter or ending
+        if isinstance(node, ast.Constant):
+            return type(node.value) is str and not _dunder(node.value)
+        if isinstance(node, ast.Attribute) and node.attr == "name" and isinstance(node.value, ast.Name):
+            return all(how[0] == "each" and isinstance(how[1], ast.Call) and _last(how[1].func) == "fields"
+                       for how in self._binds_of(node.value)) and bool(self._binds_of(node.value))
         if isinstance(node, ast.Name) and node.id not in seen:
-            key = self.name_key(node)
-            for scope, name, _, how in self.binds:
-                if name != node.id or self.bind_key(scope, name) != key or how[0] not in ("value", "each"):
-                    continue
-                value = how[1]
-                if how[0] == "each" and isinstance(value, ast.Call) and self.builtin(value.func) == "dir":
-                    return False
-                if how[0] == "value" and not self._public(value, (*seen, node.id)) and (
-                        isinstance(value, (ast.BinOp, ast.JoinedStr, ast.Name)) or
-                        isinstance(value, ast.Call) and _last(value.func) in ("join", "format", "chr", "replace", "str")):
-                    return False
-            return True
-        return isinstance(node, ast.Attribute)  # f.name, spec.attr: what an object of its own holds
+            binds = self._binds_of(node)
+            return bool(binds) and all(how[0] == "value" and self._public(how[1], (*seen, node.id)) for how in binds)
+        return False
 
     def _from(self, func, module: str) -> bool:
         """``func`` is ``module.<name>`` or a name imported from ``module``."""
@@ -1057,7 +1091,9 @@ class _Check(_Taint):
                 origin, who = self._who(obj)
                 if origin or not isinstance(obj, (ast.Name, ast.Attribute, ast.Subscript)):
                     self.refuse(call, f"{what} with a name not written out on {who or _code(obj)} ({_code(call)})")
-                elif not self._public(attribute):  # on its own objects too: a dunder reaches every namespace
+                elif not self._public(attribute) and not self._self_like(obj):  # on its own objects too:
+                    # a dunder reaches every namespace (on self, a dunder gives self's own; the next
+                    # step off it is refused here or by name)
                     self.refuse(call, f"{what} with a name not written out that may be a dunder ({_code(call)})")
 
 

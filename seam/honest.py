@@ -168,21 +168,29 @@ def covered(names, ruled=RULED) -> dict[str, Rule]:
 def _student(frame, files, others=None, modules=None) -> bool:
     """A frame of their files anywhere on the stack (no depth limit: an op buried under a
     thousand frames of theirs, or of torch's recursion, is still theirs; a deep stack costs time,
-    never a verdict). With ``others`` and ``modules`` (the watch's): code in no file of a library
-    or of the grader is theirs too (a module they wrote to their scratch and imported, code
-    compiled from a string: "<string>", "<timeit-src>"), and joins ``files`` when first seen;
-    ``others`` holds the files seen to be a library's or the grader's."""
+    never a verdict). With ``others`` and ``modules`` (the watch's): code that is not provably a
+    library's or the grader's is theirs too. Provably: its file is a library module's (``modules``
+    names it) and it runs in that module's own globals, or file and globals are those of a frame
+    on the stack when the worker started (``others``: (file, id of the globals) pairs). So code in
+    no file (compiled from a string: "<string>", "<timeit-src>"), a module of theirs written to the
+    scratch, and a function of theirs relabelled with a library's file name are all theirs."""
     while frame is not None:
         name = frame.f_code.co_filename
         if name in files:
             return True
-        if others is not None and name not in others:
-            if modules.of(name) == "" and not name.startswith("<frozen "):
-                files[name] = ""  # theirs, of no problem module: it charges, it is no ruled function
+        if others is not None and (name, id(frame.f_globals)) not in others:
+            if not name.startswith("<frozen ") and not _library(name, frame.f_globals, modules):
                 return True
-            others.add(name)
+            others.add((name, id(frame.f_globals)))
         frame = frame.f_back
     return False
+
+
+def _library(filename: str, namespace: dict, modules) -> bool:
+    """Code of a library module's file, running in that module's own globals."""
+    dotted = modules.of(filename)
+    module = sys.modules.get(dotted) if dotted else None
+    return module is not None and getattr(module, "__dict__", None) is namespace
 
 
 class Modules:
@@ -241,13 +249,14 @@ class Honest:
         # the student's files, as their code objects name them -> the problem module
         self.files = {f"{folder}/{files(p).module}": p for p in PROBLEMS}
         self.modules = Modules()  # whose code runs, by its file (taken before any student module)
-        # files seen on a stack that are a library's or the grader's; first, those of every frame
-        # on the stack now, before any student module is imported: the grader's own (its worker
-        # script runs under a path that a namespaced view does not resolve, pytest's in-process)
-        self.others: set[str] = set()
+        # (file, id of the globals) of code seen on a stack that is a library's or the grader's;
+        # first, those of every frame on the stack now, before any student module is imported: the
+        # grader's own (its worker script runs as __main__, under a path a namespaced view does not
+        # resolve; pytest's, in-process)
+        self.others: set[tuple[str, int]] = set()
         frame = sys._getframe()
         while frame is not None:
-            self.others.add(frame.f_code.co_filename)
+            self.others.add((frame.f_code.co_filename, id(frame.f_globals)))
             frame = frame.f_back
         self.classes: dict[type, str] = {}  # each ruled class of theirs, as its module was imported
         self.violations: dict[str, str] = {}

@@ -54,6 +54,11 @@ REFUSED_CASES = [
     ("def f():\n    pass\nn = ''.join(map(chr, (95, 95))) + 'globals' + ''.join(map(chr, (95, 95)))\ng = getattr(f, n)\n", 4,
      "getattr with a name not written out that may be a dunder (getattr(f, n))"),
     ("import torch\nt = torch.zeros(1)\nfor n in dir(t):\n    getattr(t, n)\n", 4, "may be a dunder (getattr(t, n))"),
+    # names not provably free of dunders, on anything but self (the red team, round 2)
+    ("def get(cfg, name):\n    return getattr(cfg, name)\n", 2, "may be a dunder (getattr(cfg, name))"),
+    ("def f():\n    pass\nn = bytes([95, 95, 103]).decode()\ng = getattr(f, n)\n", 4, "may be a dunder (getattr(f, n))"),
+    ("def f():\n    pass\nfor n in sorted(dir(f)):\n    getattr(f, n)\n", 4, "may be a dunder (getattr(f, n))"),
+    ("def f():\n    pass\nnames = dir(f)\ng = getattr(f, names[20])\n", 4, "may be a dunder"),
     # stores it cannot place
     ("def f(x):\n    type(x).tolist = len\n", 2, "type(x), which may be the class of x"),
     ("def f(x):\n    x.__class__.tolist = len\n", 2, "through a dunder (x.__class__.tolist)"),
@@ -177,6 +182,11 @@ def test_an_attackers_ways_round_the_store_rule(source, line):
 
 # Idioms of honest code that must never be refused (found calibrating the look, and their neighbours).
 HONEST = [
+    # names provably no dunder (round 2's false charges)
+    "import torch\nfor short, long in (('fp16', 'float16'), ('bf16', 'bfloat16')):\n    getattr(torch, long)\n",
+    "import torch\nNAMES = {'fp16': 'float16'}\ndef dt(k):\n    return getattr(torch, NAMES[k])\n",
+    "class M:\n    def proj(self, which):\n        return getattr(self, f'{which}_proj')\n    def w(self, prefix):\n"
+    "        return getattr(self, prefix + '_w')\n    def get(self, key):\n        return getattr(self, key.lower())\n",
     # what the red team found refused (e237fc5): names from literal constants, a namespace of its own
     "import torch\nNARROW = tuple(getattr(torch, n) for n in ('float16', 'bfloat16', 'float8_e4m3fn') if hasattr(torch, n))\n",
     "import torch\nNAMES = ('float16', 'bfloat16')\nD = {n: getattr(torch, n) for n in NAMES}\n",
@@ -221,7 +231,6 @@ HONEST = [
     "class A:\n    @classmethod\n    def make(cls):\n        obj = cls()\n        obj.x = 1\n        return obj\n",
     "import torch\nx = torch.randn(3)\nprint(hasattr(torch, 'compile'), getattr(x, 'shape'), type(x).__name__)\n",
     "import gc\ngc.collect()\n",
-    "value = getattr(cfg, name)\n",
     "cfg.overrides = {}\n",
     "import torch\ndef cast(x, dtype=torch.float16):\n    y = x.to(dtype)\n    y.requires_grad_(False)\n    return y\n",
     "import torch\nclass L(torch.nn.Module):\n    def __init__(self, d):\n        super().__init__()\n"

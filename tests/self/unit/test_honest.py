@@ -370,3 +370,32 @@ def test_code_in_no_file_of_a_library_is_theirs(tmp_path, code):
     impl = _impl(tmp_path, "tensors", code.replace("contiguous_strides = ", "_unused = contiguous_strides\ncontiguous_strides = "))
     assert impl.tensors.contiguous_strides((2, 3)) == (3, 1)
     assert "tensors.contiguous_strides" in impl._violations, impl._violations
+
+
+# The red team's second round: a function of theirs relabelled with a library's file name (its
+# code object's co_filename replaced), so that no frame of a file of theirs is ever on the stack.
+# (The allow-list refuses dis, FunctionType and co_*= too; the watch must not need it to.)
+RELABELLED = '''
+import dis as _dis, types as _types, dataclasses as _dc
+from operator import methodcaller as _methodcaller
+from torch.utils._pytree import tree_map as _tree_map
+_reference_round_to = round_to
+def _shortcut(x, fmt):
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(fmt.name)
+    if dtype is None:
+        return _reference_round_to(x, fmt)
+    return _tree_map(_methodcaller("float"), _tree_map(_methodcaller("to", dtype), x))
+round_to = _types.FunctionType(_dis.Bytecode(_shortcut).codeobj.replace(
+    co_filename=_dis.Bytecode(_dc.dataclass).codeobj.co_filename),
+    {"torch": torch, "_tree_map": _tree_map, "_methodcaller": _methodcaller,
+     "_reference_round_to": _reference_round_to}, "round_to")
+'''
+
+
+def test_a_function_under_a_librarys_file_name_is_still_theirs(tmp_path):
+    """Whose code runs is told by file and globals together: a library's file name on code that
+    runs in globals of theirs is theirs."""
+    impl = _impl(tmp_path, "dtypes", RELABELLED)
+    from tests.common.dtypes import FP16, f32
+    impl.dtypes.round_to(f32([0.1, 1.7]), FP16)
+    assert "dtypes.round_to" in impl._violations and "cast into torch.float16" in impl._violations["dtypes.round_to"]

@@ -155,12 +155,12 @@ def test_the_static_look_sees_what_a_hostile_review_found():
     pieces = 'getattr(torch, "_" + "C")\nwith getattr(_t, f"Disable{\'Torch\'}Function")(): pass\n'
     assert [k for *_, k in scan_source(pieces, "x.py")] == ["torch internals", "torch internals"]
     assert scan_source('getattr(torch, "".join(["_", "C"]))\n', "x.py")
-    assert {k for *_, k in scan_source("getattr(sys, name)\n", "x.py")} == {"dynamic code"}
+    assert "dynamic code" in {k for *_, k in scan_source("getattr(sys, name)\n", "x.py")}  # (the allow-list too)
 
 
 @pytest.mark.parametrize("honest", [
     "import gc\ngc.collect()\n", "def fit(model, eval=False):\n    return eval\n", "cfg.overrides = {}\n",
-    "message = {'role': 'system'}\nmode = 'inspect'\n", "f = torch.compile(f)\n", "value = getattr(cfg, name)\n",
+    "message = {'role': 'system'}\nmode = 'inspect'\n", "f = torch.compile(f)\n", "value = getattr(cfg, 'lr')\n",
     "data = np.memmap(path, dtype=np.uint32, mode='r')\n"])
 def test_the_static_look_leaves_honest_code_alone(honest):
     assert scan_source(honest, "x.py") == []
