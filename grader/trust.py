@@ -51,10 +51,10 @@ ROUTES = (
           "(a callback a library calls with a module, an attribute of what a library returns), then the "
           "watch's hooks removed and restored",
           "every check runs in the student's process; the allow-list reads the names the text holds", EVERY),
-    Route("a dunder's name built at run time other than from written-out strings (`chr`, bytes decoded) "
-          "and handed to a function of its own whose parameter names the attribute (`getattr(obj, name)`)",
-          "the allow-list follows names through assignments and loops, not through calls; a parameter "
-          "naming an attribute is honest code (`getattr(cfg, name)`)", EVERY),
+    Route("a dunder's name built at run time and read off `self` (`getattr(self, name)`): one step into "
+          "its own class and bound methods",
+          "names on `self` are left free for honest code (`getattr(self, key.lower())`); every further step "
+          "off what that returns is refused unless its name is provably no dunder", EVERY),
     Route("bytes unpickled (`pickle.loads`, `torch.load(weights_only=False)`): unpickling calls what the bytes "
           "name, ctypes or the seam among them",
           "the allow-list reads code, not data; torch.save / torch.load of a checkpoint is honest code", EVERY),

@@ -48,12 +48,14 @@ def _walk(top, depth=5, budget=[40000]):
 
 
 def _tops():
-    """Up from its own folder (to /tmp, where the sandboxes live), /tmp, the class, the output."""
+    """The class and the output first (what the test planted: a crowded /tmp, or a TMPDIR
+    elsewhere, must not use up the walk's budget before them), then up from its own folder (to
+    /tmp, where the sandboxes live), then /tmp."""
     d, tops = os.path.dirname(_MINE), []
     while d.startswith("/tmp/"):
         d = os.path.dirname(d)
         tops.append(d)
-    return tops + ["/tmp", "{SUBMISSIONS}", "{OUTDIR}"]
+    return ["{SUBMISSIONS}", "{OUTDIR}"] + tops + ["/tmp"]
 
 
 _loot = None
