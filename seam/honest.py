@@ -169,20 +169,30 @@ def _student(frame, files, others=None, modules=None) -> bool:
     """A frame of their files anywhere on the stack (no depth limit: an op buried under a
     thousand frames of theirs, or of torch's recursion, is still theirs; a deep stack costs time,
     never a verdict). With ``others`` and ``modules`` (the watch's): code that is not provably a
-    library's or the grader's is theirs too. Provably: its file is a library module's (``modules``
-    names it) and it runs in that module's own globals, or file and globals are those of a frame
-    on the stack when the worker started (``others``: (file, id of the globals) pairs). So code in
-    no file (compiled from a string: "<string>", "<timeit-src>"), a module of theirs written to the
-    scratch, and a function of theirs relabelled with a library's file name are all theirs."""
+    library's or the grader's is theirs too (``_theirs_frame``)."""
     while frame is not None:
-        name = frame.f_code.co_filename
-        if name in files:
+        if _theirs_frame(frame, files, others, modules):
             return True
-        if others is not None and (name, id(frame.f_globals)) not in others:
-            if not name.startswith("<frozen ") and not _library(name, frame.f_globals, modules):
-                return True
-            others.add((name, id(frame.f_globals)))
         frame = frame.f_back
+    return False
+
+
+def _theirs_frame(frame, files, others, modules) -> bool:
+    """One frame of theirs: of their files, or (with ``others`` and ``modules``) not provably a
+    library's or the grader's. Provably: its file is a library module's (``modules`` names it)
+    and it runs in that module's own globals, or file and globals are those of a frame on the
+    stack when the worker started (``others``: (file, id of the globals) pairs, to which what is
+    proved is added). So code in no file (compiled from a string: "<string>", "<timeit-src>"), a
+    module of theirs written to the scratch, and a function of theirs relabelled with a
+    library's file name are all theirs."""
+    name = frame.f_code.co_filename
+    if name in files:
+        return True
+    if others is None or (name, id(frame.f_globals)) in others:
+        return False
+    if not name.startswith("<frozen ") and not _library(name, frame.f_globals, modules):
+        return True
+    others.add((name, id(frame.f_globals)))
     return False
 
 
@@ -407,7 +417,7 @@ class Watch:
     def started(self, what: str, name: str) -> None:
         """A thread or process is starting (the wrapped ``STARTS``) while this watch runs."""
         frame = sys._getframe(1)
-        if _student(frame, self.files, self.honest.others, self.honest.modules):
+        if self._student(frame):
             self.hit(list(self.rules), f"{what} ({name}), which the grader's watch cannot follow", frame)
 
     def __exit__(self, *exc):
@@ -463,11 +473,21 @@ class Watch:
         if _is_torch(arg) and self._theirs(frame):
             self.hit(self.ops[name], f"torch's {name}", frame)
 
+    def _student(self, frame) -> bool:
+        """Their code on the stack, as the watch judges it (``_student`` with its worker's record)."""
+        return _student(frame, self.files, self.honest.others, self.honest.modules)
+
     def _theirs(self, frame) -> bool:
-        """Their code is on the stack: a frame of their files, or torch's code running for an
-        object of theirs (a module method of their class applied by torch's machinery, which
-        calls it with no frame of theirs above)."""
-        return _student(frame, self.files, self.honest.others, self.honest.modules) or bool(self._owned(frame))
+        """Their code is on the stack: a frame of theirs (``_theirs_frame``), or torch's code
+        running for an object of theirs (a module method of their class applied by torch's
+        machinery, which calls it with no frame of theirs above). One walk for both."""
+        files, others, modules = self.files, self.honest.others, self.honest.modules
+        while frame is not None:
+            if _theirs_frame(frame, files, others, modules) or (
+                    frame.f_code.co_filename not in files and self._owner(frame)):
+                return True
+            frame = frame.f_back
+        return False
 
     def _owned(self, frame) -> list[str]:
         """The ruled functions of theirs whose instance a frame on the stack runs for."""
@@ -500,7 +520,7 @@ class Watch:
         if kind == "overload":  # torch.ops.aten.<op>.default(...): the op by its name
             if event == "call":
                 name = op_name(frame.f_locals.get("self"))
-                if name in self.ops and _student(frame.f_back, self.files, self.honest.others, self.honest.modules):
+                if name in self.ops and self._student(frame.f_back):
                     self.hit(self.ops[name], f"torch's {name}", frame)
             return
         if event != "call":
@@ -558,7 +578,7 @@ class Watch:
                 self.hit(list(self.rules), f"torch._C.{type(arg.__self__).__name__} (it switches off the "
                                            f"grader's watch)", frame)
             return
-        if _student(frame, self.files, self.honest.others, self.honest.modules) if name in BY_STACK else frame.f_code.co_filename in self.files:
+        if self._student(frame) if name in BY_STACK else frame.f_code.co_filename in self.files:
             self.hit(list(self.rules), f"{BLINDING_C[name]} ({name}), which the grader's watch cannot follow", frame)
 
     # ---- the modes ---------------------------------------------------------------------------

@@ -206,12 +206,16 @@ def _nested_zips(top: Path) -> list[Path]:
                   and p.is_file() and not p.is_symlink())
 
 
+def _zip_names(zips: list[Path], top: Path) -> str:
+    return ", ".join(_shown(z, top).rstrip("/") for z in zips[:5])
+
+
 def _in_nested_zip(top: Path, problems, cleanup: Path | None, notes: list[str]) -> Located:
     """An upload that holds no module: the one zip in it is unpacked (the same rules and limits
     as an uploaded zip) and graded; several, or none, are said in the notes."""
     zips = _nested_zips(top)
     if len(zips) != 1:
-        named = f"; it holds {len(zips)} zips ({', '.join(_shown(z, top).rstrip('/') for z in zips[:5])}): " \
+        named = f"; it holds {len(zips)} zips ({_zip_names(zips, top)}): " \
                 f"upload one of them, unpacked or as the zip itself" if zips else ""
         return Located(None, [*notes[:-1], notes[-1] + named] if notes else notes, cleanup, status="empty", top=top)
     inner = locate(zips[0], problems, nested=True)
@@ -245,9 +249,9 @@ def locate(path: Path, problems=PROBLEMS, nested: bool = False) -> Located:
     if folder is None and rule == "empty" and not nested:
         return _in_nested_zip(path, problems, cleanup, notes)
     if folder is None:
-        if rule == "empty" and _nested_zips(path):
-            notes.append(f"zips inside it are not opened a second time: "
-                         f"{', '.join(_shown(z, path).rstrip('/') for z in _nested_zips(path)[:5])}")
+        zips = _nested_zips(path) if rule == "empty" else []
+        if zips:
+            notes.append(f"zips inside it are not opened a second time: {_zip_names(zips, path)}")
         return Located(None, notes, cleanup, status=rule, top=path)
     missing = []
     names = _names(folder)   # as written: on macOS and Windows "Tensors.py" would open as tensors.py

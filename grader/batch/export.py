@@ -27,8 +27,9 @@ HEADERS = {"gradescope": ["Name", "SID", "Email"],
            "canvas": ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]}
 
 
-def rows(out: Path, fmt: str, title: str) -> list[list[str]]:
-    header, possible, students = table(out)
+def rows(gradebook: tuple, fmt: str, title: str) -> list[list[str]]:
+    """The export's rows from the gradebook's ``table``."""
+    header, possible, students = gradebook
     total, status = header.index("total"), header.index("status")
     scored = [(r[0], r[1], r[2], r[total] if r[status] != "crashed" else "") for r in students]
     if fmt == "gradescope":
@@ -45,11 +46,12 @@ def export(out_dir: Path, fmt: str, dest: Path, title: str) -> int:
     if problem:
         print(f"error: {one_line(problem)}", file=sys.stderr)
         return 2
-    data = rows(out_dir, fmt, title)
+    gradebook = table(out_dir)  # (every student's results read once)
+    data = rows(gradebook, fmt, title)
     write_atomically(dest, csv_bytes(data))
     print(f"wrote {dest}: {len(data) - (2 if fmt == 'canvas' else 1)} student(s), {fmt} format, "
           f"column {title!r}", file=sys.stderr)
-    header, possible, _ = table(out_dir)
+    header, possible, _ = gradebook
     coming = float(possible[header.index("to_come")] or 0)
     if coming:  # a CPU pass alone: its total is not the grade yet
         print(f"note: the scores are a CPU pass's, out of {possible[header.index('total')]}; "
