@@ -31,7 +31,8 @@ def _order(fact) -> tuple:
 
 
 def build_results(facts, execution_time: float, notes: list[str], grader: dict | None = None,
-                  violations: dict[str, str] | None = None, to_come: dict[str, float] | None = None) -> dict:
+                  violations: dict[str, str] | None = None, to_come: dict[str, float] | None = None,
+                  incidents: dict[str, list[str]] | None = None) -> dict:
     """results.json as Gradescope reads it; one entry per test, numbered <problem>.<k>.
 
     A test that did not run (``Fact.outcome == "not_run"``, e.g. a GPU test on a CPU machine) is
@@ -42,7 +43,9 @@ def build_results(facts, execution_time: float, notes: list[str], grader: dict |
     ``violations``: the honest-work rules broken (function -> what it used), said first in the
     summary and kept in ``extra_data.honest_work``; each test keeps the functions it called
     (``extra_data.functions``), so that merge charges a rule broken in one pass to the others.
-    ``to_come``: test number -> points of the GPU tests a CPU pass left out (``extra_data.to_come``)."""
+    ``to_come``: test number -> points of the GPU tests a CPU pass left out (``extra_data.to_come``).
+    ``incidents``: the sandbox's record of what hung or crashed (``Sandbox.incidents``), kept in
+    ``extra_data.incidents`` for the class report."""
     if any(fact.index is None for fact in facts):  # made by hand, not collected by the plugin
         number(facts)
     tests = []
@@ -71,11 +74,12 @@ def build_results(facts, execution_time: float, notes: list[str], grader: dict |
         tests.append(entry)
     uncounted = [f"not counted: {f.problem}: {f.title}: {f.message}"
                  for f in sorted((f for f in facts if not f.counted), key=_order)]
-    return assemble(tests, execution_time, [*notes, *uncounted], grader, violations, to_come)
+    return assemble(tests, execution_time, [*notes, *uncounted], grader, violations, to_come, incidents)
 
 
 def assemble(tests: list[dict], execution_time: float, notes: list[str], grader: dict | None = None,
-             violations: dict[str, str] | None = None, to_come: dict[str, float] | None = None) -> dict:
+             violations: dict[str, str] | None = None, to_come: dict[str, float] | None = None,
+             incidents: dict[str, list[str]] | None = None) -> dict:
     """results.json from its parts, for one grade (build_results) and for a merge of passes
     (batch/merge.py) alike: the score is the tests' sum, the ``output`` is ``summary``'s,
     ``extra_data`` keeps the grader's stamp, the honest-work rules broken and the notes (as
@@ -87,7 +91,8 @@ def assemble(tests: list[dict], execution_time: float, notes: list[str], grader:
     results["extra_data"] = (({"grader": grader} if grader else {}) | {"notes": notes}
                              | ({"honest_work": dict(violations)} if violations else {})
                              | ({"to_come": {"tests": dict(to_come), "points": sum(to_come.values())}}
-                                if to_come else {}))
+                                if to_come else {})
+                             | ({"incidents": {k: list(v) for k, v in incidents.items()}} if incidents else {}))
     return results
 
 

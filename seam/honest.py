@@ -31,6 +31,7 @@ graded test of that function scores 0 (``touched``), with one line (``line``): b
 seam/problems.py, beside the rules, so a report says them without torch.
 """
 
+import functools
 import os
 import sys
 import threading
@@ -236,15 +237,15 @@ class Modules:
         return ""
 
 
-def _quals(frame, files) -> set[str]:
-    """"<module>.<qualname>" of every student frame on the stack."""
-    out = set()
-    while frame is not None:
-        code = frame.f_code
-        if code.co_filename in files:
-            out.add(f"{files[code.co_filename]}.{code.co_qualname}")
-        frame = frame.f_back
-    return out
+def _bound_class(value) -> type | None:
+    """The class a ruled name is bound to: itself, or the class a ``functools.partial`` calls."""
+    for _ in range(8):
+        if isinstance(value, type):
+            return value
+        if not isinstance(value, functools.partial):
+            return None
+        value = value.func
+    return None
 
 
 def _is_torch(fn) -> bool:
@@ -298,17 +299,18 @@ class Honest:
 
     def bases(self, problem: str, module) -> None:
         """Class ancestry, when a module is imported: a ruled class derived from a class of a
-        module its rule forbids (``class AdamW(torch.optim.AdamW)``) breaks the rule."""
+        module its rule forbids (``class AdamW(torch.optim.AdamW)``), or bound to one (``AdamW =
+        functools.partial(torch.optim.AdamW)``: no frame of theirs ever runs), breaks the rule."""
         for function, rule in self.ruled.items():
             mod_name, _, name = function.partition(".")
-            cls = getattr(module, name, None) if mod_name == problem else None
-            if isinstance(cls, type):
-                self.classes.setdefault(cls, function)  # the class object itself: no name to reassign
-            if not isinstance(cls, type) or not rule.modules:
+            cls = _bound_class(getattr(module, name, None)) if mod_name == problem else None
+            if cls is None:
                 continue
-            for base in cls.__mro__[1:]:
+            self.classes.setdefault(cls, function)  # the class object itself: no name to reassign
+            for base in cls.__mro__ if rule.modules else ():
                 if _in(str(getattr(base, "__module__", "")), rule.modules):
-                    self.record(function, f"{base.__module__}.{base.__qualname__} as a base class")
+                    self.record(function, f"{base.__module__}.{base.__qualname__} as "
+                                          + ("a base class" if base is not cls else "the class itself"))
 
     def watch(self, problem: str, names) -> "Watch | None":
         """The watch over one request of ``problem``: every ruled function of the problem may run
@@ -318,7 +320,7 @@ class Honest:
         # drives one unnamed, and their tripwires would arm the profiler at every torch op
         rules = {f: r for f, r in self.ruled.items()
                  if f.partition(".")[0] == problem and not r.numbers} | direct
-        return Watch(self, rules, direct=list(direct)) if rules else None
+        return Watch(self, rules, direct=list(direct), names=names) if rules else None
 
 
 def _integrity() -> tuple:
@@ -342,8 +344,9 @@ def _in(module: str, prefixes) -> bool:
 class Watch:
     """One request's watch over the functions it covers (``rules``: function -> rule)."""
 
-    def __init__(self, honest: Honest, rules: dict[str, Rule], direct: list[str]):
+    def __init__(self, honest: Honest, rules: dict[str, Rule], direct: list[str], names=()):
         self.honest, self.rules, self.files, self.direct = honest, rules, honest.files, direct
+        self.names = list(names)  # every student name the request calls, ruled or not
         self.ops = {op: [f for f, r in rules.items() if op in r.ops] for r in rules.values() for op in r.ops}
         self.modules = {f: r.modules for f, r in rules.items() if r.modules}
         self.casts = [f for f, r in rules.items() if r.casts]
@@ -369,14 +372,49 @@ class Watch:
 
     # ---- the result --------------------------------------------------------------------------
     def hit(self, functions, used: str, frame=None) -> None:
-        """Charge ``used`` to the functions it belongs to: those of a student frame on the stack
-        (Cruncher, not Linear, for Cruncher.__init__), else those this request calls itself (a
-        helper of theirs at module level); never a function the request neither calls nor ran."""
-        quals = (_quals(frame, self.files) | set(self._owned(frame))) if frame is not None else set()
-        mine = [f for f in functions if any(q == f or q.startswith(f + ".") for q in quals)]
-        self.ran.update(mine)  # it ran in this request (without a profiler, no one else says so)
-        for f in mine or [f for f in functions if f in self.direct]:
+        """Charge ``used`` to the functions of ``functions`` it belongs to: each whose code is on
+        the stack (a ruled function that hands the work to another function of theirs still did
+        it), or that a frame on the stack runs for (torch's code for an instance of a class of
+        theirs derived from torch's; a function of theirs handed such an instance first, as a
+        method bound to a module-level function is). With none: a frame of theirs that is no
+        function the request calls, under no such function (a helper called by the seam, by
+        torch's hooks, code compiled from a string) charges those of ``functions`` the request
+        calls itself; one under a function the request calls that no rule here covers (their
+        memory_by_stage stepping torch's AdamW, or a helper of it) charges nobody. ``frame`` None
+        (what the watch sees at its end, no stack to read): every one of ``functions``."""
+        if frame is None:
+            charged = list(functions)
+        else:
+            charged, loose = self._on_stack(functions, frame)
+            if not charged and loose:
+                charged = [f for f in functions if f in self.direct]
+        self.ran.update(charged)  # it ran in this request (without a profiler, no one else says so)
+        for f in charged:
             self.honest.record(f, used)
+
+    def _on_stack(self, functions, frame) -> tuple[list[str], bool]:
+        """(the functions of ``functions`` the stack shows at work, whether a frame of theirs on
+        it is code of no function the request calls with none outside it)."""
+        files, others, modules = self.files, self.honest.others, self.honest.modules
+        called = [*self.names, *self.rules]
+        found, loose = [], False
+        while frame is not None:
+            code = frame.f_code
+            if code.co_filename in files:
+                qual = f"{files[code.co_filename]}.{code.co_qualname}"
+                mine = [f for f in functions if qual == f or qual.startswith(f + ".")]
+                if mine:
+                    found += mine
+                elif any(qual == n or qual.startswith(n + ".") for n in called):
+                    loose = False  # a function the request calls: what runs below it is its work
+                else:  # a helper: of the ruled class whose instance it was handed first, if any
+                    found += [f for f in self._owner(frame, first=True) if f in functions]
+                    loose = loose or not found
+            else:
+                found += [f for f in self._owner(frame) if f in functions]
+                loose = loose or (not found and _theirs_frame(frame, files, others, modules))
+            frame = frame.f_back
+        return list(dict.fromkeys(found)), loose
 
     def returned(self, value) -> None:
         """A covered function returned ``value``: for ``must``, it must come from an einops call."""
@@ -489,15 +527,6 @@ class Watch:
             frame = frame.f_back
         return False
 
-    def _owned(self, frame) -> list[str]:
-        """The ruled functions of theirs whose instance a frame on the stack runs for."""
-        out = []
-        while frame is not None:
-            if frame.f_code.co_filename not in self.files:
-                out += self._owner(frame)
-            frame = frame.f_back
-        return out
-
     def _classify(self, frame):
         code = frame.f_code
         if code.co_filename in self.files:  # theirs: which ruled function's code is this?
@@ -543,11 +572,17 @@ class Watch:
         elif self._theirs(frame.f_back):
             self.hit(functions, f"{module}.{qual}", frame)
 
-    def _owner(self, frame) -> list[str]:
-        """The ruled functions (classes) of theirs whose instance this torch code runs for."""
-        if "self" not in frame.f_code.co_varnames[:1]:
+    def _owner(self, frame, first: bool = False) -> list[str]:
+        """The ruled functions (classes) of theirs whose instance this torch code runs for (its
+        ``self``); ``first``: whatever the first parameter is called (a frame of theirs)."""
+        code = frame.f_code
+        if first and code.co_argcount:
+            name = code.co_varnames[0]
+        elif "self" in code.co_varnames[:1]:
+            name = "self"
+        else:
             return []
-        cls = type(frame.f_locals.get("self"))
+        cls = type(frame.f_locals.get(name))
         found = self._owners.get(cls)
         if found is None:
             found = self._owners[cls] = self._ruled_class(cls)

@@ -110,11 +110,15 @@ def join_results(key: str, parts: list[tuple[str, dict]]) -> dict:
     notes = [n for n in notes if not n.startswith("to come:")]  # a pass's own, now stale
     if to_come:
         notes.append(to_come_note(sum(to_come.values()), len(to_come)))
+    incidents: dict[str, list[str]] = {}  # what hung or crashed, in any pass
+    for _, r in parts:
+        for what, how in r.get("extra_data", {}).get("incidents", {}).items():
+            incidents.setdefault(what, []).extend(how)
     stamps = [r["extra_data"]["grader"] for _, r in parts if "grader" in r.get("extra_data", {})]
     # the same code as one grade's results: one score line, the rules broken, the notes after it
     merged = assemble(tests, sum(r["execution_time"] for _, r in parts),
                       [*notes, "joined from the passes: " + ", ".join(label for label, _ in parts)],
-                      stamps[0] if stamps else None, violations, to_come)
+                      stamps[0] if stamps else None, violations, to_come, incidents)
     validate(merged)
     return merged
 

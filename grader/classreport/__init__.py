@@ -7,15 +7,22 @@ reads a batch's (or merge's) output folder (grader/batch/output.py) and writes
 page: ``html.render``) and prints a short summary. It changes no grade: the similarity pairs are
 evidence for a person to look at. batch and merge run it at their end.
 
-- scores: the total's and each problem's distribution (stats.describe), the statuses (not
-  found, empty, ambiguous, crashed, and the students with tests not run) and whom they concern;
-- items: each graded test's difficulty, discrimination and flags (stats.item_analysis);
+- scores: the total's and each problem's distribution (stats.describe; a problem's over the
+  students who attempted it), the statuses (not found, empty, ambiguous, crashed, not attempted:
+  every module the stub as given, and the students with tests not run) and whom they concern, by
+  the roster's names;
+- timeouts and crashes: each function that hung or crashed a worker (results.json
+  ``extra_data.incidents``), each grading that crashed, per student;
+- items: each graded test's difficulty, discrimination and flags (stats.item_analysis), over the
+  students who attempted its problem (a stub's failures say nothing of a test);
 - what to re-teach: the named mistakes (results.json ``extra_data.mistakes``) ranked by how many
   students made them, the commonest failure messages of tests without one, the honest-work
   violations (``extra_data.honest_work``) counted;
 - similarity: per problem module (similarity.similar), against the reference and an archive.
 """
 
+import ast
+import functools
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -41,8 +48,31 @@ def _message(t: dict) -> str:
     return one_line(lines[0])[:160] if lines else "failed (no message)"
 
 
+@functools.cache
+def _stub_tree(problem: str) -> str | None:
+    from ..paths import problem_file
+    return _tree(problem_file(problem, "stub").read_text())
+
+
+def _tree(text: str) -> str | None:
+    try:
+        return ast.dump(ast.parse(text))
+    except (SyntaxError, ValueError):
+        return None
+
+
+def not_attempted(code: dict[str, str]) -> list[str]:
+    """The problems whose module is missing or is the stub as given: the same syntax tree (a
+    comment or a blank line changed is no attempt). No module kept at all says nothing (an
+    upload without one is "empty", never graded): none then."""
+    if not code:
+        return []
+    return [p for p in PROBLEMS if p not in code or _tree(code[p]) == _stub_tree(p)]
+
+
 def gather(out: Path) -> list[dict]:
-    """One record per counted upload: key, status, who, results (None unless graded), code."""
+    """One record per counted upload: key, status, who, results (None unless graded), code,
+    error (why grading crashed)."""
     students = []
     for key, record, results in _entries(out):
         code_dir = Path(out) / "students" / key / CODE
@@ -66,17 +96,23 @@ def gather(out: Path) -> list[dict]:
         students.append({"key": key, "status": record.status.value, "results": results, "code": code,
                          "repeats": repeats,
                          "who": [s.get("name") or s.get("sid") or key for s in record.students or []],
-                         "previous": previous})
+                         "previous": previous, "error": record.error})
     return students
 
 
 def build(students: list[dict], similarity: dict | None = None) -> dict:
     """Every figure of the report, from ``gather``'s records (pure: tests build it by hand)."""
     graded = [s for s in students if s["results"] is not None]
+    # a problem the upload left as the stub is no attempt: its tests' failures say nothing of them
+    skipped = {s["key"]: set(not_attempted(s["code"])) for s in graded}
+    hung = {s["key"]: {f for what in (s["results"].get("extra_data", {}).get("incidents") or {})
+                       for f in what.split(" / ")} for s in graded}  # the functions that hung or crashed
     statuses: dict[str, list[str]] = defaultdict(list)
     for s in students:
         if s["status"] != "graded":
             statuses[s["status"]].append(s["key"])
+        elif skipped[s["key"]] >= {row["problem"] for row in per_problem(s["results"])}:
+            statuses["not attempted"].append(s["key"])
         elif any(_not_run(t) for t in s["results"]["tests"]):
             statuses["not run"].append(s["key"])
     totals = {s["key"]: float(s["results"]["score"]) for s in graded}
@@ -86,7 +122,9 @@ def build(students: list[dict], similarity: dict | None = None) -> dict:
         rows = {s["key"]: row for s in graded for row in per_problem(s["results"]) if row["problem"] == p and row["max"]}
         if rows:
             most = max(r["max"] for r in rows.values())
-            problems.append({"problem": p, **stats.describe([r["score"] for r in rows.values()], most)})
+            tried = [r["score"] for k, r in rows.items() if p not in skipped[k]]
+            problems.append({"problem": p, **stats.describe(tried, most),
+                             "not_attempted": sorted(k for k in rows if p in skipped[k])})
     # items: every graded test, by number
     outcomes: dict[str, dict[str, bool]] = defaultdict(dict)
     info: dict[str, dict] = {}
@@ -99,6 +137,8 @@ def build(students: list[dict], similarity: dict | None = None) -> dict:
                                      "points": t["max_score"]})
             if _not_run(t):
                 continue
+            if info[number]["problem"] in skipped[s["key"]]:
+                continue
             passed = t["status"] == "passed"
             outcomes[number][s["key"]] = passed
             if passed:
@@ -109,11 +149,12 @@ def build(students: list[dict], similarity: dict | None = None) -> dict:
                                                          "students": set(), "tests": set()})
                 entry["students"].add(s["key"])
                 entry["tests"].add(number)
-            if not named:
-                messages[number][_message(t)] += 1
+            if not named and not hung[s["key"]] & set(t.get("extra_data", {}).get("functions") or ()):
+                messages[number][_message(t)] += 1  # (a failure of a function that hung: listed there)
     by_problem = {p: {s["key"]: row["score"] for s in graded for row in per_problem(s["results"])
                       if row["problem"] == p} for p in PROBLEMS}
-    analysis = stats.item_analysis(outcomes, {n: info[n]["points"] for n in outcomes}, totals, by_problem,
+    attempted = {k: v for k, v in totals.items() if k not in statuses.get("not attempted", ())}
+    analysis = stats.item_analysis(outcomes, {n: info[n]["points"] for n in outcomes}, attempted, by_problem,
                                    {n: info[n]["problem"] for n in outcomes})
     items = sorted(({**info[n], **a} for n, a in analysis.items()),
                    key=lambda i: [int(x) for x in i["number"].split(".")])
@@ -121,8 +162,15 @@ def build(students: list[dict], similarity: dict | None = None) -> dict:
     for s in graded:
         for function, used in (s["results"].get("extra_data", {}).get("honest_work") or {}).items():
             honest[function, used] += 1
+    incidents = [{"student": s["key"], "what": what, "how": Counter(how).most_common()}
+                 for s in graded for what, how in sorted((s["results"].get("extra_data", {}).get("incidents") or {}).items())]
+    incidents += [{"student": s["key"], "what": "the grading", "how": [[s.get("error") or "crashed", 1]]}
+                  for s in students if s["status"] == "crashed"]
     return {
         "students": len(students), "graded": len(graded), "possible": possible,
+        "names": {s["key"]: ", ".join(s["who"]) for s in students if s.get("who")},
+        "people": sum(len(s.get("who") or ()) or 1 for s in students),  # a group's members, each
+        "incidents": incidents,
         "total": stats.describe(list(totals.values()), possible),
         "problems": problems,
         "statuses": {k: sorted(v) for k, v in sorted(statuses.items())},
@@ -211,16 +259,35 @@ def similarity_of(students: list[dict], archive: Path | None = None) -> dict:
             "candidates": sum(r["candidates"] for r in problems.values())}
 
 
+def who(report: dict, key: str) -> str:
+    """A student as the report names them: the roster's names and the upload's folder
+    ("Ada Lovelace (submission_123)"), or the folder alone."""
+    name = report.get("names", {}).get(key)
+    return f"{name} ({key})" if name else key
+
+
+def incident_line(i: dict) -> str:
+    """One incident: "optim.AdamW: it timed out ×2"."""
+    return f"{i['what']}: " + " / ".join(how + (f" ×{k}" if k > 1 else "") for how, k in i["how"])
+
+
 def summary(report: dict) -> list[str]:
     """A few lines for the terminal."""
     t = report["total"]
-    lines = [f"class report: {report['students']} upload(s), {report['graded']} graded"]
+    lines = [f"class report: {report['students']} upload(s) from {report['people']} student(s), {report['graded']} graded"]
     if t.get("n"):
         lines.append(f"total: mean {t['mean']:.1f} / {t['max_possible']:g}, median {t['median']:g}, "
                      f"quartiles {t['q1']:g}-{t['q3']:g}, {t['full']} at full marks, {t['zero']} at 0")
     for status, keys in report["statuses"].items():
-        lines.append(f"{status}: {len(keys)} ({', '.join(map(one_line, keys[:5]))}{', ...' if len(keys) > 5 else ''})")
-    for i in report["doubt"][:5]:
+        names = [one_line(who(report, k)) for k in keys[:5]]
+        lines.append(f"{status}: {len(keys)} ({', '.join(names)}{', ...' if len(keys) > 5 else ''})")
+    for i in report["incidents"][:5]:
+        lines.append(f"hung or crashed: {one_line(who(report, i['student']))}: {one_line(incident_line(i))}")
+    if len(report["incidents"]) > 5:
+        lines.append(f"... and {len(report['incidents']) - 5} more timeouts and crashes (report.html)")
+    doubt = [i for i in report["doubt"] if report["graded"] >= stats.SMALL
+             or any(not f.startswith("the same outcome") for f in i["flags"])]  # (chance, in a small class)
+    for i in doubt[:5]:
         lines.append(f"doubt {i['number']} {i['name']}: {'; '.join(i['flags'])}")
     for m in report["mistakes"][:3]:
         lines.append(f"mistake made by {m['students']}: {m['name']} ({m['handout']})")
@@ -228,7 +295,7 @@ def summary(report: dict) -> list[str]:
         lines.append(f"flaky: {len(report['flaky'])} test(s) changed outcome between repeated gradings, e.g. "
                      f"{report['flaky'][0]['number']} {report['flaky'][0]['name']}")
     if report["regrades"]:
-        lines.append(f"regraded: {len(report['regrades'])} student(s) changed, e.g. {one_line(report['regrades'][0]['student'])} "
+        lines.append(f"regraded: {len(report['regrades'])} student(s) changed, e.g. {one_line(who(report, report['regrades'][0]['student']))} "
                      f"{report['regrades'][0]['delta']:+g}")
     if report["similarity"] is not None:
         pairs = report["similarity"]["pairs"]

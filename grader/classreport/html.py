@@ -8,6 +8,7 @@ markup, and the page carries no <script> at all.
 from html import escape
 
 from ..text import clean, one_line
+from .stats import SMALL
 
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
@@ -18,6 +19,7 @@ vertical-align:top}th{background:#f4f4f4}.num{text-align:right}.flag{color:#a400
 pre{font:12px/1.3 monospace;background:#fafafa;border:1px solid #eee;padding:6px;max-height:360px;
 overflow:auto;white-space:pre-wrap;margin:0}mark{background:#ffe08a}.pair{display:flex;gap:8px}
 .pair>div{flex:1;min-width:0}small{color:#666}
+summary{font-size:16px;margin-top:20px;cursor:pointer}
 """
 
 
@@ -82,83 +84,129 @@ def _marked(text: str, spans: list[list[int]]) -> str:
     return "".join(out)
 
 
+def _folded(title: str, body: str) -> str:
+    return f"<details><summary>{esc(title)}</summary>{body}</details>"
+
+
 def render(report: dict, code: dict[str, dict[str, str]]) -> str:
-    """The page, from ``build``'s report and each student's graded modules (key -> problem -> text)."""
+    """The page, from ``build``'s report and each student's graded modules (key -> problem -> text).
+    A section with nothing to say is one name in the closing "nothing to report" line; in a class
+    under ``SMALL`` the item analysis starts folded."""
+    from . import incident_line, who
+    name = lambda key: esc(who(report, key))  # noqa: E731 (the roster's names, and the folder)
     t = report["total"]
+    small = report["graded"] < SMALL
+    quiet: list[str] = []  # the sections that had nothing to say
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>Class report</title>"
              f"<style>{STYLE}</style></head><body><h1>Class report</h1>",
-             f"<p>{report['students']} upload(s), {report['graded']} graded, out of {_fmt(report['possible'])} points."
+             f"<p>{report['students']} upload(s) from {report['people']} student(s), {report['graded']} graded, "
+             f"out of {_fmt(report['possible'])} points."
              f" <small>Nothing here changes a grade; the similarity pairs are evidence for a person.</small></p>"]
     parts.append("<h2>Scores</h2>")
     if t.get("n"):
-        rows = [_describe_row("total", t)] + [_describe_row(p["problem"], p) for p in report["problems"] if p.get("n")]
-        parts.append(_table(["", "mean", "median", "quartiles", "out of", "full marks", "at 0"], rows,
-                            ["", "num", "num", "num", "num", "num", "num"]))
+        rows = [_describe_row("total", t) + [""]] + [
+            _describe_row(p["problem"], p) + [str(len(p["not_attempted"])) if p["not_attempted"] else ""]
+            for p in report["problems"] if p.get("n")]
+        parts.append(_table(["", "mean", "median", "quartiles", "out of", "full marks", "at 0", "not attempted"], rows,
+                            ["", "num", "num", "num", "num", "num", "num", "num"]))
+        parts.append("<p><small>A problem's figures are over the students who attempted it (a module missing or "
+                     "the stub as given is no attempt); the total's over every graded upload.</small></p>")
         plots = [histogram_svg(t["histogram"], "total")] + [
             histogram_svg(p["histogram"], p["problem"], 200, 90) for p in report["problems"] if p.get("n")]
         parts.append('<div class="grid">' + "".join(f'<div class="card">{svg}</div>' for svg in plots) + "</div>")
     if report["statuses"]:
         parts.append("<h3>Statuses</h3>" + _table(["status", "students", "who"], [
-            [esc(k), str(len(v)), esc(", ".join(v))] for k, v in report["statuses"].items()]))
-    parts.append("<h2>Tests to doubt</h2>")
+            [esc(k), str(len(v)), ", ".join(map(name, v))] for k, v in report["statuses"].items()]))
+    if report["incidents"]:
+        parts.append("<h2>Timeouts and crashes</h2><p><small>Each function that hung, crashed its worker or ran "
+                     "out of memory (it cost only the tests that call it), and each grading that crashed.</small></p>")
+        parts.append(_table(["student", "what", "what happened"], [
+            [name(i["student"]), esc(i["what"]), esc(incident_line(i).split(": ", 1)[1])] for i in report["incidents"]]))
+    else:
+        quiet.append("timeouts and crashes")
     severe = [i for i in report["doubt"] if any(not f.startswith("the same outcome") for f in i["flags"])]
     if severe:
+        parts.append("<h2>Tests to doubt</h2>")
+        if small:
+            parts.append(f"<p><small>A class of {report['graded']}: a discrimination is weak evidence below {SMALL} "
+                         "students; \"nobody passes it\" is not.</small></p>")
         parts.append(_table(["test", "problem", "pass rate", "discrimination", "within its problem", "why"], [
             [esc(f"{i['number']} {i['name']}"), esc(i["problem"]), _fmt(i["pass_rate"]), _fmt(i["discrimination"]),
              _fmt(i.get("within")), f'<span class="flag">{esc("; ".join(f for f in i["flags"] if not f.startswith("the same")))}'
              f'</span>'] for i in severe]))
     else:
-        parts.append("<p>None that nobody passes or that the better students fail more.</p>")
+        quiet.append("tests to doubt (none that nobody passes or that the better students fail more)")
     groups: dict[str, list[str]] = {}
     for i in report["items"]:
         if i.get("same_as"):
             groups.setdefault(i["same_as"], [i["same_as"]]).append(i["number"])
     if groups:
         names = {i["number"]: i["name"] for i in report["items"]}
-        parts.append("<h3>Tests with the same outcome for every student</h3><p><small>In this class each "
-                     "group adds one test's information: one may be redundant, or they share one cause.</small></p>")
-        parts.append(_table(["tests", "first of them"], [
-            [esc(" = ".join(g)), esc(names[first])] for first, g in groups.items()]))
-    parts.append("<h2>What to re-teach</h2><h3>Named mistakes</h3>")
-    parts.append(_table(["mistake", "students", "tests", "handout"], [
-        [esc(m["name"]), str(m["students"]), esc(", ".join(m["tests"])), esc(m["handout"])]
-        for m in report["mistakes"]], ["", "num", "", ""]) if report["mistakes"] else "<p>None made.</p>")
-    parts.append("<h3>Common failures without a named mistake</h3>")
+        body = ("<p><small>In this class each group adds one test's information: one may be redundant, or they "
+                "share one cause.</small></p>" + _table(["tests", "first of them"], [
+                    [esc(" = ".join(g)), esc(names[first])] for first, g in groups.items()]))
+        title = "Tests with the same outcome for every student"
+        parts.append(_folded(f"{title} ({len(groups)} groups; folded: a class of {report['graded']})", body) if small
+                     else f"<h3>{title}</h3>{body}")
+    teach = []
+    if report["mistakes"]:
+        teach.append("<h3>Named mistakes</h3>" + _table(["mistake", "students", "tests", "handout"], [
+            [esc(m["name"]), str(m["students"]), esc(", ".join(m["tests"])), esc(m["handout"])]
+            for m in report["mistakes"]], ["", "num", "", ""]))
+    else:
+        quiet.append("named mistakes")
     top = sorted(report["messages"], key=lambda m: -m["students"])[:15]
-    parts.append(_table(["test", "message", "students"], [
-        [esc(f"{m['number']} {m['name']}"), esc(m["message"]), str(m["students"])] for m in top],
-        ["", "", "num"]) if top else "<p>None.</p>")
-    parts.append("<h3>Honest-work violations</h3>")
-    parts.append(_table(["function", "used", "students"], [
-        [esc(h["function"]), esc(h["used"]), str(h["students"])] for h in report["honest_work"]], ["", "", "num"])
-        if report["honest_work"] else "<p>None.</p>")
-    parts.append("<h2>Item analysis</h2><p><small>pass rate: the share of students who passed (of those it ran for);"
-                 " discrimination: the corrected point-biserial correlation of the test with the rest of the total"
-                 " (and, within its problem, with the rest of that problem's score)."
-                 "</small></p>")
-    parts.append(_table(["test", "points", "n", "pass rate", "discrimination", "within its problem"], [
-        [esc(f"{i['number']} {i['name']}"), _fmt(i["points"]), str(i["n"]), _fmt(i["pass_rate"]),
-         _fmt(i["discrimination"]), _fmt(i.get("within"))] for i in report["items"]],
-        ["", "num", "num", "num", "num", "num"]))
+    if top:
+        teach.append("<h3>Common failures without a named mistake</h3>" + _table(["test", "message", "students"], [
+            [esc(f"{m['number']} {m['name']}"), esc(m["message"]), str(m["students"])] for m in top], ["", "", "num"]))
+    else:
+        quiet.append("failures without a named mistake")
+    if report["honest_work"]:
+        teach.append("<h3>Honest-work violations</h3>" + _table(["function", "used", "students"], [
+            [esc(h["function"]), esc(h["used"]), str(h["students"])] for h in report["honest_work"]], ["", "", "num"]))
+    else:
+        quiet.append("honest-work violations")
+    if teach:
+        parts.append("<h2>What to re-teach</h2>" + "".join(teach))
+    if report["items"]:
+        body = ("<p><small>pass rate: the share of students who passed (of those it ran for and who attempted its "
+                "problem); discrimination: the corrected point-biserial correlation of the test with the rest of the "
+                "total (and, within its problem, with the rest of that problem's score).</small></p>"
+                + _table(["test", "points", "n", "pass rate", "discrimination", "within its problem"], [
+                    [esc(f"{i['number']} {i['name']}"), _fmt(i["points"]), str(i["n"]), _fmt(i["pass_rate"]),
+                     _fmt(i["discrimination"]), _fmt(i.get("within"))] for i in report["items"]],
+                    ["", "num", "num", "num", "num", "num"]))
+        parts.append(_folded(f"Item analysis ({len(report['items'])} tests; folded: a class of {report['graded']})", body)
+                     if small else f"<h2>Item analysis</h2>{body}")
     if report.get("flaky"):
         parts.append("<h2>Flaky tests</h2>" + _table(["test", "students whose gradings disagreed"], [
-            [esc(f"{f['number']} {f['name']}"), esc(", ".join(f["students"]))] for f in report["flaky"]]))
+            [esc(f"{f['number']} {f['name']}"), ", ".join(map(name, f["students"]))] for f in report["flaky"]]))
+    elif report.get("flaky") is not None:
+        quiet.append("flaky tests")
     if report.get("regrades"):
         parts.append("<h2>What the regrade changed</h2>" + _table(["student", "why", "before", "after", "change",
                                                                    "tests flipped"], [
-            [esc(r["student"]), esc(r["why"]), _fmt(r["before"]), _fmt(r["after"]), f"{r['delta']:+g}",
+            [name(r["student"]), esc(r["why"]), _fmt(r["before"]), _fmt(r["after"]), f"{r['delta']:+g}",
              esc(", ".join(f"{f['number']} {f['before']}→{f['after']}" for f in r["flipped"]))]
             for r in report["regrades"]]))
     sim = report.get("similarity")
-    parts.append("<h2>Similar code</h2>")
     if sim is None:
-        parts.append("<p>Not run.</p>")
+        quiet.append("similar code (not compared)")
+    elif not sim["pairs"]:
+        quiet.append(f"similar code (no pair at or above {sim['threshold']:g}, {sim['compared']} comparisons)")
     else:
+        parts.append("<h2>Similar code</h2>")
         parts.append(f"<p>{len(sim['pairs'])} pair(s) with both files at least {sim['threshold']:g} covered by the "
                      f"match ({sim['compared']} comparisons after the pre-filter).</p>")
-        parts.append(_table(["problem", "a", "b", "score", "a covered", "b covered"], [
-            [esc(p["problem"]), esc(p["a"]), esc(p["b"]), _fmt(p["score"]), _fmt(p["a_share"]), _fmt(p["b_share"])]
-            for p in sim["pairs"][:50]], ["", "", "", "num", "num", "num"]))
+        # one row per two uploads (or an upload and a known text), their modules in it: a student
+        # whose every module is the reference is one row, not twelve
+        together: dict[tuple[str, str], list[dict]] = {}
+        for p in sim["pairs"]:
+            together.setdefault((p["a"], p["b"]), []).append(p)
+        rows = sorted(together.items(), key=lambda kv: (-len(kv[1]), -max(p["score"] for p in kv[1]), kv[0]))
+        parts.append(_table(["a", "b", "modules", "problems (score)"], [
+            [name(a), name(b), str(len(ps)), esc(", ".join(f"{p['problem']} ({_fmt(p['score'])})" for p in ps))]
+            for (a, b), ps in rows[:50]], ["", "", "num", ""]))
         for p in sim["pairs"]:
             if "a_spans" not in p:
                 break
@@ -166,8 +214,11 @@ def render(report: dict, code: dict[str, dict[str, str]]) -> str:
             right = code.get(p["b"], {}).get(p["problem"])
             if left is None or right is None:
                 continue
-            parts.append(f"<h3>{esc(p['problem'])}: {esc(p['a'])} ~ {esc(p['b'])} ({_fmt(p['score'])})</h3>"
-                         f'<div class="pair"><div><pre>{_marked(left, p["a_spans"])}</pre></div>'
-                         f'<div><pre>{_marked(right, p["b_spans"])}</pre></div></div>')
+            parts.append(_folded(f"{p['problem']}: {who(report, p['a'])} ~ {who(report, p['b'])} ({_fmt(p['score'])}, "
+                                 f"covered {_fmt(p['a_share'])} / {_fmt(p['b_share'])})",
+                                 f'<div class="pair"><div><pre>{_marked(left, p["a_spans"])}</pre></div>'
+                                 f'<div><pre>{_marked(right, p["b_spans"])}</pre></div></div>'))
+    if quiet:
+        parts.append(f'<p class="quiet"><small>Nothing to report: {esc("; ".join(quiet))}.</small></p>')
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -26,6 +26,8 @@ NEGATIVE = -0.2    # discrimination at or below this is flagged (below ~0.2 an i
                    # negative one beyond noise is a test the better students fail more)
 MIN_STUDENTS = 5   # fewer students than this: discrimination is not computed (it is noise)
 BINS = 10
+SMALL = 20         # fewer graded students than this: the tests with one outcome pattern are noise
+                   # (nine students share patterns by chance), and the page folds its item analysis
 
 
 def describe(values: list[float], maximum: float) -> dict:

@@ -53,6 +53,15 @@ class Sandbox(Impl):
         self._touched: set[str] = set()      # problems called successfully in this worker
         self._loaded: set[str] = set()       # problems whose module loaded in some worker
 
+    def incidents(self) -> dict[str, list[str]]:
+        """What hung or crashed, for ``extra_data.incidents`` (the class report lists them): each
+        student function's strikes, each module that broke its worker, a spent time budget."""
+        out = {function: list(how) for function, how in self.strikes.items() if function}
+        out |= {f"{problem}.py": [why] for problem, why in self.broken.items()}
+        if self.timeouts >= self.limits.timeouts_per_submission:
+            out["the submission"] = [f"its time budget ran out ({self.timeouts} calls timed out)"]
+        return out
+
     def describe(self) -> str:
         """The report's sandbox line: the mode, and what a uid-mode worker could still read."""
         return self.isolation.describe(secret=self.zygote.secret)

@@ -161,6 +161,10 @@ def test_a_hanging_function_costs_only_the_tests_that_call_it(tmp_path):
     rest = [t for t in tests if t not in calls]
     assert calls and all(t["score"] == 0 for t in calls)
     assert rest and all(t["score"] == t["max_score"] for t in rest), [(t["name"], t["output"][:150]) for t in rest]
+    # what hung is kept as data for the class report: each function, each time, and nothing else
+    incidents = json.loads(out.read_text())["extra_data"]["incidents"]
+    assert incidents == {f"{VEHICLE}.roofline_seconds": ["it timed out"] * Limits.strikes_per_function,
+                         f"{VEHICLE}.elementwise_intensity": ["it timed out"] * Limits.strikes_per_function}
 
 
 HOARDERS = '''

@@ -180,7 +180,7 @@ def test_report_command_on_a_batch_folder(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "grader", "report", str(out)], cwd=ROOT,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert "class report: 3 upload(s), 2 graded" in proc.stdout and "crashed: 1" in proc.stdout
+    assert "class report: 3 upload(s) from 3 student(s), 2 graded" in proc.stdout and "crashed: 1" in proc.stdout
     report = json.loads((out / "report.json").read_text())
     assert report["statuses"] == {"crashed": [cls[2].key]} and report["total"]["n"] == 2
     assert {(p["a"], p["b"]) for p in report["similarity"]["pairs"]} == {(cls[0].key, REFERENCE_NAME),

@@ -286,6 +286,20 @@ def test_a_merged_pass_has_one_score_line_the_rules_once_and_each_note_once():
                      "extra_data": {"honest_work": {"optim.AdamW": "x"}}}) == []
 
 
+def test_what_hung_in_either_pass_is_kept_by_the_merge():
+    """extra_data.incidents (the class report's "Timeouts and crashes"): each pass's, every time."""
+    cpu, gpu = _passes()
+    cpu = build_results([f for f in facts() if not f.gpu], 1.0, [], STAMP, incidents={"optim.AdamW": ["it timed out"]})
+    gpu = {**gpu, "extra_data": {**gpu["extra_data"], "incidents": {"optim.AdamW": ["it ran out of memory"],
+                                                                    "optim.py": ["it kills the worker"]}}}
+    report.validate(cpu)  # (the schema holds the key)
+    merged = join_results("ada", [("gpu-skip", cpu), ("gpu-only", gpu)])
+    assert merged["extra_data"]["incidents"] == {"optim.AdamW": ["it timed out", "it ran out of memory"],
+                                                 "optim.py": ["it kills the worker"]}
+    plain = _passes()
+    assert "incidents" not in join_results("ada", [("gpu-skip", plain[0]), ("gpu-only", plain[1])])["extra_data"]
+
+
 def test_gradescope_says_its_gpu_note_right_after_the_score():
     """Its note is the first note: right after the score line, or after the rules a submission
     broke (which come first in every report)."""

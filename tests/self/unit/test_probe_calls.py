@@ -59,10 +59,9 @@ def reached(tmp_path_factory):
 
 
 # Reached and not named, with the reason. The optimizer these probes hand to optimizer_state_bytes
-# or memory_by_stage is sometimes their AdamW and sometimes torch's: a probe's names are also what
-# the honest-work watch covers while it runs, so naming AdamW would charge torch's optimizers,
-# stepped under their memory_by_stage, to AdamW's rule. (The watch charges a rule to any frame of
-# theirs on the stack, not to the ruled function's own: by function, it is issue 36's to do.)
+# or memory_by_stage is sometimes their AdamW and sometimes torch's (the test's ``kind``): named,
+# AdamW would be a function of the tests that step torch's optimizers only. Where their AdamW is
+# handed over, the watch records that its code ran, and the test names it (the test below).
 UNNAMED = {probe: {"optim.AdamW"} for probe in ("state_bytes", "state_bytes_only", "memory_stages", "memory_ledger")}
 
 
@@ -73,6 +72,17 @@ def test_each_probe_names_what_it_reached(reached):
                     for name in CALLS[probe].split(" / ")}
         assert names == declared | UNNAMED.get(probe, set()), \
             f"probe {probe} declares {sorted(declared)} and reached {sorted(names)}"
+
+
+def test_a_test_names_their_adamw_exactly_when_it_ran(tmp_path):
+    """Recorded, not declared: the memory tests that hand over their AdamW name it, those that
+    hand over torch's do not (a broken AdamW costs the first, never the second)."""
+    facts = run_tests(InProcess(REFERENCE, package=f"adamw_ran_{tmp_path.name}"), gpu="skip", cuda=False,
+                      time_limit=120, quiet=True, problems=["optim"]).facts.values()
+    functions = {f.nodeid.split("::")[-1]: set(f.functions) for f in facts}
+    assert functions["test_notes_three_stages"] == {"optim.memory_by_stage", "optim.AdamW"}
+    assert functions["test_notes_three_stages_torch_adamw"] == {"optim.memory_by_stage"}
+    assert functions["test_memory_by_stage_bad_input"] == {"optim.memory_by_stage"}
 
 
 def test_an_honest_linear_keeps_its_point_while_cruncher_is_unwritten(tmp_path):
