@@ -119,7 +119,7 @@ def main() -> None:
         raise SystemExit(f"batch failed ({proc.returncode})")
     from tests.self.browser import screenshot
     args.docs.mkdir(parents=True, exist_ok=True)
-    screenshot(out / "report.html", args.docs / "term-report.png", 1280, 2000)
+    screenshot(out / "report.html", args.docs / "term-report.png", 1280, 3600)  # (the whole page)
     printed = proc.stdout + proc.stderr
     summary = printed[printed.find("class report:"):].strip()
     lines = ["# The class report on a small real term: 9 students, 11 submissions", "",
