@@ -49,6 +49,36 @@ CONDITIONED = dict(rtol=1e-9)
 # are copied or indexed, never computed: any difference at all is a wrong answer.
 EXACT = dict(rtol=0.0)
 
+# benchmarks/margins.py: called with each toleranced comparison's deviation, as a multiple of its
+# tolerance (1.0: at the edge; over 1: it fails), and the tolerance. None in every grade.
+observer: Callable[[float, float, float], None] | None = None
+
+
+def within(got: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float, equal_nan: bool = False) -> bool:
+    """``torch.allclose`` (|got - expected| <= atol + rtol·|expected|): every toleranced tensor
+    comparison of the tests, so that margins.py sees how close each one runs."""
+    if observer is not None:
+        observer(_tensor_ratio(got, expected, rtol, atol, equal_nan), rtol, atol)
+    return bool(torch.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def _tensor_ratio(got, expected, rtol: float, atol: float, equal_nan: bool) -> float:
+    if got.shape != expected.shape or got.numel() == 0:
+        return 0.0 if got.shape == expected.shape else math.inf
+    g, e = got.detach().cpu().to(torch.float64), expected.detach().cpu().to(torch.float64)
+    same = (g == e) | ((g.isnan() & e.isnan()) if equal_nan else torch.zeros_like(g, dtype=torch.bool))
+    ratio = ((g - e).abs() / (atol + rtol * e.abs())).nan_to_num(nan=math.inf)
+    return float(torch.where(same, 0.0, ratio).max())
+
+
+def _float_ratio(got: float, expected: float, rtol: float, atol: float) -> float:
+    """math.isclose's criterion: |got - expected| <= max(rtol·max(|got|, |expected|), atol)."""
+    if got == expected:
+        return 0.0
+    bound = max(rtol * max(abs(got), abs(expected)), atol)
+    diff = abs(got - expected)
+    return diff / bound if bound > 0 and math.isfinite(diff) else math.inf
+
 
 def show(value) -> str:
     if isinstance(value, BaseException):  # a call that raised where a value was due
@@ -102,6 +132,8 @@ def mismatch(got, expected, rtol: float = 0.0, atol: float = 0.0, at: str = "") 
             same = got == expected
         else:
             same = math.isclose(got, expected, rel_tol=rtol, abs_tol=atol)
+            if observer is not None:
+                observer(_float_ratio(float(got), expected, rtol, atol), rtol, atol)
         return None if same else (f"{where}values differ" if at else "")
     if te in (tuple, list):
         if type(got) is not te:
@@ -144,7 +176,7 @@ def tensors_match(got, expected: torch.Tensor, rtol: float = 0.0, atol: float = 
             return bool(torch.equal(got.reshape(-1).view(torch.uint8),
                                     expected.reshape(-1).view(torch.uint8)))
         return bool(torch.equal(got, expected))
-    return bool(torch.allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True))
+    return within(got, expected, rtol, atol, equal_nan=True)
 
 
 def _inexact(expected) -> bool:

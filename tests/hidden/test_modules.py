@@ -9,7 +9,7 @@ from functools import reduce
 import pytest
 import torch
 
-from tests.checks import case, check_cases, expect_equal, fail, raises
+from tests.checks import case, check_cases, expect_equal, fail, raises, within
 from seam.probes.modules import TORCH_MODULE_KINDS, build_torch_module
 from tests.common.modules import UncutNormal, mistakes
 
@@ -20,7 +20,7 @@ def close(got, expected: torch.Tensor, what: str, rtol: float, atol: float):
         fail(what, got, expected)
     if got.dtype != expected.dtype or got.shape != expected.shape:
         fail(what, got, expected, "dtype or shape differs")
-    if not torch.allclose(got, expected, rtol=rtol, atol=atol):
+    if not within(got, expected, rtol=rtol, atol=atol):
         err = (got.double() - expected.double()).abs().max().item()
         fail(what, got, expected, f"max |error| {err:.3g}; tolerance rtol={rtol:g}, atol={atol:g}")
 

@@ -4,7 +4,7 @@ torch.optim.AdamW on a small problem, and snapshots."""
 import pytest
 import torch
 
-from tests.checks import EXACT, expect_equal, fail
+from tests.checks import EXACT, expect_equal, fail, within
 from tests.common.optim import TRAJ
 from seam.probes.optim import run_adamw
 from tests.snapshot import check_snapshot
@@ -81,7 +81,9 @@ def test_notes_three_stages_torch_adamw(impl):
 
 SMALL = {"seed": 0, "steps": 30, "checkpoints": [1, 2, 30],
          "groups": [{"shapes": [[4, 3], [3]], "hyper": {}},
-                    {"shapes": [[5]], "hyper": {"lr": 1e-2, "weight_decay": 0.0, "betas": (0.8, 0.99)}}]}
+                    {"shapes": [[5]], "hyper": {"lr": 5e-2, "weight_decay": 0.5, "betas": (0.8, 0.99)}}]}
+# (the second group's strong decay, lr·wd = 0.025 a step, puts L2 decay and decay after the update
+# 10x and more beyond the tolerance: benchmarks/margins.py; with wd 0 L2 decay stood at 1.8x)
 
 
 @pytest.mark.points(2)
@@ -92,8 +94,8 @@ def test_adamw_matches_torch_small(impl):
     for step, g_params, w_params in zip(SMALL["checkpoints"], got, want):
         for i, (g, w) in enumerate(zip(g_params, w_params)):
             if not (isinstance(g, torch.Tensor) and g.shape == w.shape
-                    and torch.allclose(g, w, **TRAJ)):
-                fail(f"parameter {i} after step {step} (two groups: defaults; lr=1e-2, wd=0, betas=(0.8, 0.99))",
+                    and within(g, w, **TRAJ)):
+                fail(f"parameter {i} after step {step} (two groups: defaults; lr=5e-2, wd=0.5, betas=(0.8, 0.99))",
                      g, w, f"expected: torch.optim.AdamW on the same gradients; tolerance rtol={TRAJ['rtol']:g}, "
                            f"atol={TRAJ['atol']:g}")
 
