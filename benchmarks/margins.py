@@ -54,6 +54,12 @@ WHY: dict[str, str] = {
 }
 
 
+# Why a check no mistake reaches (closest_mistake 1e308) is left so.
+UNREACHED = ("no planted bug or killed mutant fails this comparison (each fails another part of the test or "
+             "another test first; a mutant is graded up to its first failure) and every one is caught (0 "
+             "survivors): it guards the rounding of correct answers")
+
+
 def tolerance(rtol: float, atol: float) -> str:
     return f"rtol={rtol:g}, atol={atol:g}"
 
@@ -86,49 +92,15 @@ def observed(folder: Path, problems, package: str, blind: bool = False, first_fa
 
 
 def forked(jobs: list[tuple[str, callable]], workers: int, timeout: float = 600) -> dict[str, dict]:
-    """Run each (label, fn) in a forked child of this warmed process, ``workers`` at a time; fn's
-    JSON result by label (a child that dies or runs past ``timeout`` gives {"failed": ["?"]})."""
-    import select
-    pending, running, out = list(jobs), {}, {}
-    while pending or running:
-        while pending and len(running) < workers:
-            label, fn = pending.pop(0)
-            r, w = os.pipe()
-            pid = os.fork()
-            if pid == 0:
-                os.close(r)
-                try:
-                    import torch
-                    torch.set_num_threads(1)
-                    devnull = os.open(os.devnull, os.O_WRONLY)
-                    os.dup2(devnull, 1)
-                    os.dup2(devnull, 2)
-                    data = json.dumps(fn()).encode()
-                except BaseException as e:  # noqa: BLE001 (a mistake may break the run itself)
-                    data = json.dumps({"ratios": {}, "failed": [f"error: {type(e).__name__}"]}).encode()
-                with os.fdopen(w, "wb") as f:
-                    f.write(data)
-                os._exit(0)
-            os.close(w)
-            running[pid] = (label, r, time.monotonic(), bytearray())
-        readable, _, _ = select.select([v[1] for v in running.values()], [], [], 0.2)
-        for pid, (label, r, started, buf) in list(running.items()):
-            if r in readable:
-                chunk = os.read(r, 1 << 20)
-                if chunk:
-                    buf += chunk
-                    continue
-            elif time.monotonic() - started <= timeout:
-                continue
-            else:
-                os.kill(pid, 9)
-            os.waitpid(pid, 0)
-            os.close(r)
-            del running[pid]
-            try:
-                out[label] = json.loads(buf.decode())
-            except ValueError:
-                out[label] = {"ratios": {}, "failed": ["?"]}
+    """Each (label, fn) run in a forked child of this warmed process (the mutation run's pool):
+    fn's result by label; a child that dies or runs past ``timeout`` counts as a failed run."""
+    from tests.self.mutation.__main__ import forked as pool
+    out: dict[str, dict] = {}
+
+    def done(label, result):
+        out[label] = result if result is not None and "error" not in result else {
+            "ratios": {}, "failed": [f"error: {(result or {}).get('error', 'no result')}"], "how": []}
+    pool(jobs, workers, timeout, done)
     return out
 
 
@@ -237,7 +209,7 @@ def margins(correct: dict[str, dict], mistakes: dict[str, dict]) -> list[dict]:
     for test, (w, w_by) in sorted(worst.items()):
         c, c_by = closest.get(test, (NONE, ""))
         rows.append({"test": test, "tolerance": _stated(stated[test]), "worst_correct": w, "closest_mistake": c,
-                     "why": WHY.get(test, ""), "_worst_by": w_by, "_closest_by": c_by})
+                     "why": WHY.get(test, UNREACHED if c >= NONE else ""), "_worst_by": w_by, "_closest_by": c_by})
     return rows
 
 
@@ -248,16 +220,19 @@ def under(row: dict) -> bool:
 
 
 def table(rows: list[dict]) -> list[str]:
+    """Every check, those under CLEAR first (bold); a check no mistake reaches says "none"."""
     def fmt(x):
         return "none" if x >= NONE else f"{x:.3g}"
     lines = [f"{sum(map(under, rows))} of {len(rows)} toleranced checks run under {CLEAR:g}x on a side "
-             f"(worst correct over 1/{CLEAR:g} of the tolerance, or the closest mistake under {CLEAR:g}x):", "",
+             f"(worst correct over 1/{CLEAR:g} of the tolerance, or the closest mistake under {CLEAR:g}x); "
+             f"{sum(r['closest_mistake'] >= NONE for r in rows)} are reached by no mistake (\"none\": {UNREACHED}).", "",
              "| test | tolerance | worst correct | closest mistake | why |", "|---|---|---|---|---|"]
-    for r in rows:
-        if under(r):
-            name = r["test"].removeprefix("tests/")
-            lines.append(f"| `{name}` | {r['tolerance']} | {fmt(r['worst_correct'])} ({r['_worst_by']}) | "
-                         f"{fmt(r['closest_mistake'])} ({r['_closest_by'] or 'no mistake reaches it'}) | {r['why']} |")
+    for r in sorted(rows, key=lambda r: (not under(r), r["test"])):
+        name = f"`{r['test'].removeprefix('tests/')}`"
+        lines.append(f"| {'**' + name + '**' if under(r) else name} | {r['tolerance']} | {fmt(r['worst_correct'])} "
+                     f"({r['_worst_by']}) | {fmt(r['closest_mistake'])}"
+                     f"{' (' + r['_closest_by'] + ')' if r['_closest_by'] else ''} | "
+                     f"{'' if r['why'] == UNREACHED else r['why']} |")
     return lines
 
 

@@ -119,40 +119,56 @@ def _grade(problem: str, mutant: Mutant, time_limit: float) -> str | None:
     return failed[0] if failed else None
 
 
-def _child(problem: str, mutant: Mutant, time_limit: float, fd: int) -> None:
-    try:
-        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
-        import torch
-        torch.set_num_threads(1)
-        devnull = os.open(os.devnull, os.O_WRONLY)  # a mutant's prints and warnings are noise here
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        result = {"killed_by": _grade(problem, mutant, time_limit)}
-    except BaseException as e:  # the run itself broke (e.g. out of memory): the slip is caught
-        result = {"killed_by": f"error: {type(e).__name__}"}
-    os.write(fd, json.dumps(result).encode())
-    os._exit(0)
+def _limited(problem: str, mutant: Mutant, time_limit: float) -> dict:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+    return {"killed_by": _grade(problem, mutant, time_limit)}
 
 
 def run_mutants(jobs: list[tuple[str, Mutant]], workers: int, timeout: float, on_done) -> None:
     """Grade each (problem, mutant) in a forked child, ``workers`` at a time; a child past
-    ``timeout`` seconds is killed and its mutant counts as killed ("timeout")."""
+    ``timeout`` seconds is killed and its mutant counts as killed ("timeout"), and one whose run
+    itself broke (e.g. out of memory) as killed by that error: the slip is caught."""
+    def done(key, result):
+        problem, mutant = key
+        if result is None:
+            on_done(problem, mutant, "timeout")
+        else:
+            on_done(problem, mutant, f"error: {result['error']}" if "error" in result else result["killed_by"])
+    forked([((p, m), lambda p=p, m=m: _limited(p, m, timeout)) for p, m in jobs], workers, timeout, done)
+
+
+def forked(jobs: list[tuple], workers: int, timeout: float, on_done) -> None:
+    """Run each (key, fn) in a forked child of this warmed process (one torch thread, output to
+    /dev/null: a submission's prints are noise), ``workers`` at a time; ``on_done(key, result)``
+    with fn's JSON result, {"error": its type} if it raised, None if it ran past ``timeout``
+    seconds (killed) or gave nothing readable. The mutation run and benchmarks/margins.py."""
     pending = list(jobs)
-    running: dict[int, tuple[str, Mutant, int, float, bytearray]] = {}
+    running: dict[int, tuple] = {}
     while pending or running:
         while pending and len(running) < workers:
-            problem, mutant = pending.pop(0)
+            key, fn = pending.pop(0)
             r, w = os.pipe()
             pid = os.fork()
             if pid == 0:
                 os.close(r)
-                _child(problem, mutant, timeout, w)
+                try:
+                    import torch
+                    torch.set_num_threads(1)
+                    devnull = os.open(os.devnull, os.O_WRONLY)
+                    os.dup2(devnull, 1)
+                    os.dup2(devnull, 2)
+                    result = fn()
+                except BaseException as e:  # the run itself broke
+                    result = {"error": type(e).__name__}
+                with os.fdopen(w, "wb") as f:
+                    f.write(json.dumps(result).encode())
+                os._exit(0)
             os.close(w)
-            running[pid] = (problem, mutant, r, time.monotonic(), bytearray())
-        readable, _, _ = select.select([v[2] for v in running.values()], [], [], 0.2)
-        for pid, (problem, mutant, r, started, buf) in list(running.items()):
+            running[pid] = (key, r, time.monotonic(), bytearray())
+        readable, _, _ = select.select([v[1] for v in running.values()], [], [], 0.2)
+        for pid, (key, r, started, buf) in list(running.items()):
             if r in readable:
-                chunk = os.read(r, 65536)
+                chunk = os.read(r, 1 << 20)
                 buf += chunk
                 if chunk:
                     continue
@@ -164,10 +180,10 @@ def run_mutants(jobs: list[tuple[str, Mutant]], workers: int, timeout: float, on
             os.close(r)
             del running[pid]
             try:
-                killed_by = json.loads(buf.decode())["killed_by"] if buf else "timeout"
+                result = json.loads(buf.decode()) if buf else None
             except ValueError:
-                killed_by = "error: no result"
-            on_done(problem, mutant, killed_by)
+                result = None
+            on_done(key, result)
 
 
 def warm_up() -> None:
