@@ -7,10 +7,11 @@ Every comparison of numbers with a tolerance in the graded suites goes through t
 the tolerance (1.0: at the edge, over 1: it fails), to ``checks.observer``. Here the graded CPU
 tests run, in process, on:
 
-- correct answers: the reference (and under every OpenBLAS kernel this CPU runs, each with the
-  matching ATen and MKL code path, at 1 and 2 threads), each alternative solution, and each
-  planted shortcut that computes the answer with PyTorch itself (graded blind, as
-  tests/self/behaviour.py does), where it passes every test but the "how" ones;
+- correct answers: the reference and each alternative solution, as installed and under every
+  OpenBLAS kernel this CPU runs (each with the matching ATen and MKL code path) at 1 and 2
+  threads, each in a fresh process; and each planted shortcut that computes the answer with
+  PyTorch itself (graded blind, as tests/self/behaviour.py does), where it passes every test but
+  the "how" ones (PyTorch as the oracle runs in every one of those processes too);
 - mistakes: the planted bugs (the named mistakes among them) and the killed mutants
   (tests/self/mutation: each up to the first test it fails, as the mutation run grades it).
 
@@ -111,14 +112,10 @@ def _folder(replaced: dict[str, str] | None = None, build=None) -> Path:
     return build(dest / "s") if build else reference_with(dest / "s", replaced or {})
 
 
-def correct_jobs() -> list[tuple[str, callable]]:
-    from tests.self.alternatives import all_alternatives
+def shortcut_jobs() -> list[tuple[str, callable]]:
     from tests.self.shortcuts import all_shortcuts
-    jobs = [(f"alternative {p}:{how}", lambda p=p, path=path: observed(_folder({p: path.read_text()}), [p], "m_alt"))
-            for p, how, path in all_alternatives()]
-    jobs += [(f"torch {s.id}", lambda s=s: observed(_folder(build=s.build), [s.problem], "m_short", blind=True))
-             for s in all_shortcuts()]
-    return jobs
+    return [(f"torch {s.id}", lambda s=s: observed(_folder(build=s.build), [s.problem], "m_short", blind=True))
+            for s in all_shortcuts()]
 
 
 def mistake_jobs(mutants: int | None) -> list[tuple[str, callable]]:
@@ -139,26 +136,29 @@ def mistake_jobs(mutants: int | None) -> list[tuple[str, callable]]:
 
 
 def platform_variants() -> list[tuple[str, dict]]:
-    """(label, environment) for the reference under each kernel this CPU runs and 1 and 2 threads."""
+    """(label, environment): as installed, and under each kernel this CPU runs at 1 and 2 threads."""
     flags = set(open("/proc/cpuinfo").read().split()) if os.path.exists("/proc/cpuinfo") else set()
-    out = []
+    out = [("as installed", {"MARGINS_THREADS": "2"})]
     for kernel, (flag, aten, mkl) in KERNELS.items():
         if flag.replace("sse3", "pni") not in flags:
             continue
         for threads in (1, 2):
-            out.append((f"reference on {kernel}, {threads} thread(s)",
+            out.append((f"{kernel}, {threads} thread(s)",
                         {"OPENBLAS_CORETYPE": kernel, "ATEN_CPU_CAPABILITY": aten, "MKL_ENABLE_INSTRUCTIONS": mkl,
                          "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
                          "OPENBLAS_NUM_THREADS": str(threads), "MARGINS_THREADS": str(threads)}))
     return out
 
 
-def reference_child() -> None:
-    """--child: the reference's observed run, in this fresh process (its environment chose the
-    kernels before torch was imported), as JSON on stdout."""
+def platform_child() -> None:
+    """--child: the reference's and each alternative's observed runs, in this fresh process (its
+    environment chose the kernels before torch was imported), as JSON on stdout."""
     import torch
+    from tests.self.alternatives import all_alternatives
     torch.set_num_threads(int(os.environ.get("MARGINS_THREADS", "1")))
-    data = observed(REFERENCE, PROBLEMS, "m_ref")
+    data = {"reference": observed(REFERENCE, PROBLEMS, "m_ref")}
+    for k, (p, how, path) in enumerate(all_alternatives()):
+        data[f"alternative {p}:{how}"] = observed(_folder({p: path.read_text()}), [p], f"m_alt{k}")
     sys.stdout.write("\n" + json.dumps(data))
 
 
@@ -171,9 +171,10 @@ def platform_runs(workers: int) -> dict[str, dict]:
             procs.append((label, subprocess.Popen([sys.executable, __file__, "--child"], cwd=ROOT, text=True,
                                                   env={**os.environ, **env}, stdout=subprocess.PIPE,
                                                   stderr=subprocess.DEVNULL)))
-        label, proc = procs.pop(0)
+        platform, proc = procs.pop(0)
         stdout, _ = proc.communicate(timeout=900)
-        out[label] = json.loads(stdout.strip().splitlines()[-1])
+        for label, run in json.loads(stdout.strip().splitlines()[-1]).items():
+            out[f"{label} ({platform})"] = run
     return out
 
 
@@ -254,7 +255,7 @@ def main() -> int:
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        reference_child()
+        platform_child()
         return 0
     started = time.monotonic()
     if args.from_raw:
@@ -269,11 +270,12 @@ def main() -> int:
 def runs(args, started) -> tuple[dict, dict]:
     """Every correct answer's and every mistake's observed run (label -> run)."""
     correct = platform_runs(args.jobs)
-    print(f"reference on {len(correct)} platforms: {time.monotonic() - started:.0f} s", file=sys.stderr)
+    print(f"the reference and the alternatives on {len(platform_variants())} platforms: "
+          f"{time.monotonic() - started:.0f} s", file=sys.stderr)
     from grader.grade import run_tests
     from seam import InProcess
     run_tests(InProcess(REFERENCE, package="m_warm"), gpu="skip", cuda=False, time_limit=120, quiet=True)  # warm
-    others = forked(correct_jobs(), args.jobs)
+    others = forked(shortcut_jobs(), args.jobs)
     # a shortcut counts as a correct answer only where PyTorch answers every case (the "how" tests aside)
     kept = {k: v for k, v in others.items() if not k.startswith("torch ") or set(v["failed"]) <= set(v["how"])}
     correct |= kept
