@@ -89,7 +89,7 @@ def observed(folder: Path, problems, package: str, blind: bool = False, first_fa
         checks.observer = None
     failed = [f.nodeid for f in facts if f.outcome == "failed"]
     return {"ratios": {t: {k: (v if math.isfinite(v) else NONE) for k, v in d.items()} for t, d in ratios.items()},
-            "failed": failed, "how": [f.nodeid for f in facts if f.outcome == "failed" and "how" in f.title.lower()]}
+            "failed": failed, "how": [f.nodeid for f in facts if f.outcome == "failed" and f.how]}
 
 
 def forked(jobs: list[tuple[str, callable]], workers: int, timeout: float = 600) -> dict[str, dict]:
@@ -106,15 +106,18 @@ def forked(jobs: list[tuple[str, callable]], workers: int, timeout: float = 600)
 
 
 # ---- the variants ------------------------------------------------------------------------------
-def _folder(replaced: dict[str, str] | None = None, build=None) -> Path:
+def graded_copy(problems, package: str, replaced: dict[str, str] | None = None, build=None, **options) -> dict:
+    """``observed`` on a copy of the reference with ``replaced`` modules (or ``build(folder)``'s
+    submission), the copy removed after."""
     from tests.self.submissions import reference_with
-    dest = Path(tempfile.mkdtemp(prefix="margins_"))
-    return build(dest / "s") if build else reference_with(dest / "s", replaced or {})
+    with tempfile.TemporaryDirectory(prefix="margins_") as tmp:
+        folder = build(Path(tmp) / "s") if build else reference_with(Path(tmp) / "s", replaced or {})
+        return observed(folder, problems, package, **options)
 
 
 def shortcut_jobs() -> list[tuple[str, callable]]:
     from tests.self.shortcuts import all_shortcuts
-    return [(f"torch {s.id}", lambda s=s: observed(_folder(build=s.build), [s.problem], "m_short", blind=True))
+    return [(f"torch {s.id}", lambda s=s: graded_copy([s.problem], "m_short", build=s.build, blind=True))
             for s in all_shortcuts()]
 
 
@@ -122,16 +125,16 @@ def mistake_jobs(mutants: int | None) -> list[tuple[str, callable]]:
     from tests.self.bugs import all_bugs
     from tests.self.mutation.__main__ import load_record
     from tests.self.mutation.mutants import module_mutants
-    jobs = [(f"bug {b.problem}:{b.name}", lambda b=b: observed(_folder({b.problem: b.apply(
-        (REFERENCE / f"{b.problem}.py").read_text())}), [b.problem], "m_bug")) for b in all_bugs()]
+    jobs = [(f"bug {b.problem}:{b.name}", lambda b=b: graded_copy([b.problem], "m_bug", {b.problem: b.apply(
+        (REFERENCE / f"{b.problem}.py").read_text())})) for b in all_bugs()]
     record = load_record()
     killed = []
     for p in PROBLEMS:
         done = record.get(p, {}).get("mutants", {})
         killed += [(p, m) for m in module_mutants(REFERENCE, STUBS, p) if done.get(m.id, {}).get("killed_by")]
     for p, m in killed[:mutants]:
-        jobs.append((f"mutant {m.id}", lambda p=p, m=m: observed(_folder({p: m.source}), [p], "m_mut",
-                                                                  first_failure=True)))
+        jobs.append((f"mutant {m.id}", lambda p=p, m=m: graded_copy([p], "m_mut", {p: m.source},
+                                                                     first_failure=True)))
     return jobs
 
 
@@ -158,7 +161,7 @@ def platform_child() -> None:
     torch.set_num_threads(int(os.environ.get("MARGINS_THREADS", "1")))
     data = {"reference": observed(REFERENCE, PROBLEMS, "m_ref")}
     for k, (p, how, path) in enumerate(all_alternatives()):
-        data[f"alternative {p}:{how}"] = observed(_folder({p: path.read_text()}), [p], f"m_alt{k}")
+        data[f"alternative {p}:{how}"] = graded_copy([p], f"m_alt{k}", {p: path.read_text()})
     sys.stdout.write("\n" + json.dumps(data))
 
 

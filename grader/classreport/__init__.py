@@ -153,8 +153,7 @@ def build(students: list[dict], similarity: dict | None = None) -> dict:
                 messages[number][_message(t)] += 1  # (a failure of a function that hung: listed there)
     by_problem = {p: {s["key"]: row["score"] for s in graded for row in per_problem(s["results"])
                       if row["problem"] == p} for p in PROBLEMS}
-    attempted = {k: v for k, v in totals.items() if k not in statuses.get("not attempted", ())}
-    analysis = stats.item_analysis(outcomes, {n: info[n]["points"] for n in outcomes}, attempted, by_problem,
+    analysis = stats.item_analysis(outcomes, {n: info[n]["points"] for n in outcomes}, totals, by_problem,
                                    {n: info[n]["problem"] for n in outcomes})
     items = sorted(({**info[n], **a} for n, a in analysis.items()),
                    key=lambda i: [int(x) for x in i["number"].split(".")])
@@ -266,9 +265,14 @@ def who(report: dict, key: str) -> str:
     return f"{name} ({key})" if name else key
 
 
+def incident_how(i: dict) -> str:
+    """What happened, how often: "it timed out ×2 / it ran out of memory"."""
+    return " / ".join(how + (f" ×{k}" if k > 1 else "") for how, k in i["how"])
+
+
 def incident_line(i: dict) -> str:
     """One incident: "optim.AdamW: it timed out ×2"."""
-    return f"{i['what']}: " + " / ".join(how + (f" ×{k}" if k > 1 else "") for how, k in i["how"])
+    return f"{i['what']}: {incident_how(i)}"
 
 
 def summary(report: dict) -> list[str]:

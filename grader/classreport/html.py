@@ -92,7 +92,7 @@ def render(report: dict, code: dict[str, dict[str, str]]) -> str:
     """The page, from ``build``'s report and each student's graded modules (key -> problem -> text).
     A section with nothing to say is one name in the closing "nothing to report" line; in a class
     under ``SMALL`` the item analysis starts folded."""
-    from . import incident_line, who
+    from . import incident_how, who
     name = lambda key: esc(who(report, key))  # noqa: E731 (the roster's names, and the folder)
     t = report["total"]
     small = report["graded"] < SMALL
@@ -121,7 +121,7 @@ def render(report: dict, code: dict[str, dict[str, str]]) -> str:
         parts.append("<h2>Timeouts and crashes</h2><p><small>Each function that hung, crashed its worker or ran "
                      "out of memory (it cost only the tests that call it), and each grading that crashed.</small></p>")
         parts.append(_table(["student", "what", "what happened"], [
-            [name(i["student"]), esc(i["what"]), esc(incident_line(i).split(": ", 1)[1])] for i in report["incidents"]]))
+            [name(i["student"]), esc(i["what"]), esc(incident_how(i))] for i in report["incidents"]]))
     else:
         quiet.append("timeouts and crashes")
     severe = [i for i in report["doubt"] if any(not f.startswith("the same outcome") for f in i["flags"])]
