@@ -75,6 +75,7 @@ NR, ARCH, ARG0 = 0, 4, 16                       # offsets into struct seccomp_da
 ALLOW, ERRNO = 0x7FFF0000, 0x00050000
 DENY = ERRNO | errno.EPERM
 PR_SET_NO_NEW_PRIVS, SET_MODE_FILTER, FLAG_TSYNC = 38, 1, 1
+AF_UNIX = 1
 
 
 class Unsupported(OSError):
@@ -85,8 +86,13 @@ def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("=HBBI", code, jt, jf, k)
 
 
-def program(machine: str | None = None) -> bytes:
-    """The filter for ``machine`` (default: this one), as struct sock_filter[] bytes."""
+def program(machine: str | None = None, unix_sockets: bool = False) -> bytes:
+    """The filter for ``machine`` (default: this one), as struct sock_filter[] bytes.
+
+    ``unix_sockets``: socket(AF_UNIX, ...) is allowed, every other family still denied. Only for
+    a worker given the GPU: the CUDA driver makes a Unix socket when it starts (on an H200,
+    driver 580, cudaGetDeviceCount fails with error 304 "OS call failed" when socket() is
+    refused; found by benchmarks/gpu_check.py's first run on a GPU)."""
     machine = machine or platform.machine()
     if machine not in ARCHES:
         raise Unsupported(f"no syscall filter for {machine} (known: {', '.join(ARCHES)})")
@@ -95,8 +101,12 @@ def program(machine: str | None = None) -> bytes:
            _insn(LD_ABS_W, NR)]
     if machine == "x86_64":
         out += [_insn(JGE, X32_BIT, jf=1), _insn(RET, DENY)]
-    for nr in sorted(set(denied.values())):
+    socket = denied["socket"]
+    for nr in sorted(set(denied.values()) - ({socket} if unix_sockets else set())):
         out += [_insn(JEQ, nr, jf=1), _insn(RET, DENY)]
+    if unix_sockets:  # socket(domain, ...): AF_UNIX alone (the accumulator holds arg 0 after this)
+        out += [_insn(JEQ, socket, jf=4), _insn(LD_ABS_W, ARG0),
+                _insn(JEQ, AF_UNIX, jf=1), _insn(RET, ALLOW), _insn(RET, DENY)]
     out += [_insn(JEQ, clone3, jf=1), _insn(RET, ERRNO | errno.ENOSYS),
             _insn(JEQ, clone, jf=3), _insn(LD_ABS_W, ARG0),      # clone(flags, ...): no new namespaces
             _insn(JSET, CLONE_NEW, jf=1), _insn(RET, DENY),
@@ -104,9 +114,9 @@ def program(machine: str | None = None) -> bytes:
     return b"".join(out)
 
 
-def install() -> None:
+def install(unix_sockets: bool = False) -> None:
     """Filter this process (all its threads, TSYNC) and its future children, for good."""
-    code = program()
+    code = program(unix_sockets=unix_sockets)
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")

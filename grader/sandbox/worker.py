@@ -145,7 +145,8 @@ def serve(cfg: dict, req_fd: int, resp_fd: int) -> None:
         os._exit(1)  # the zygote died before the line above
     # The walls go up while this is the process's only thread (torch starts its pool below):
     import seccomp                 # grader/sandbox/seccomp.py, copied beside this script
-    seccomp.install()              # every mode: no chmod, keyrings, SysV IPC, sockets, namespaces
+    seccomp.install(unix_sockets=cfg["cuda"])  # every mode: no chmod, keyrings, SysV IPC, sockets
+                                               # (Unix ones for CUDA's driver alone), namespaces
     if cfg["landlock"] is not None:  # from here on: its allow-list only (no /proc of others, no TCP)
         import landlock            # grader/sandbox/landlock.py, copied beside this script
         landlock.restrict(cfg["landlock"]["read"] + [f"/proc/{os.getpid()}"], cfg["landlock"]["write"],
@@ -179,6 +180,13 @@ def warm_torch(optimizers: bool) -> None:
         p.grad = torch.ones(2)
         for optimizer in (torch.optim.AdamW, torch.optim.SGD):
             optimizer([p]).step()
+
+
+def driver_loaded() -> bool:
+    """Whether the CUDA driver (libcuda) is mapped into this process: the runtime loads it at its
+    first call (torch.cuda.is_available() is one), and a forked child can no longer use CUDA."""
+    with open("/proc/self/maps") as maps:
+        return any("/libcuda.so" in line for line in maps)
 
 
 # Importing torch costs seconds; forking costs milliseconds. The zygote imports the seam and
@@ -305,12 +313,20 @@ def main() -> None:
             if k in ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_HOME")}
     os.environ.clear()
     os.environ.update(keep)
+    # USER and LOGNAME: getpass.getuser() reads them before the password file, which a fresh
+    # root lacks and where a leased uid has no entry (torch._dynamo's import asks for it: a
+    # KeyError that killed the zygote's warm-up on a GPU machine with neither set)
     os.environ.update({"HOME": cfg["work"], "TMPDIR": cfg["work"], "PATH": "/usr/bin:/bin",
+                       "USER": "sandbox", "LOGNAME": "sandbox",
                        "OMP_NUM_THREADS": str(cfg["threads"])})
     sys.path.insert(0, cfg["lib"])
     for module in ("seam.codec", "seam.callee", "seam.absent"):  # they import torch and numpy, never student code
         importlib.import_module(module)
     warm_torch(cfg["optimizers"])
+    if driver_loaded():  # the checkout's own code did it: no worker forked from here could use CUDA
+        print("the zygote initialised CUDA before forking its workers (libcuda is mapped): "
+              "no forked worker could use the GPU", file=sys.stderr, flush=True)
+        os._exit(1)
     # What lives now (torch, the seam) lives in every worker: frozen, a worker's garbage
     # collections do not scan it (nor touch its pages, which stay shared with the zygote).
     gc.freeze()

@@ -38,9 +38,14 @@ SECCOMP = Path(__file__).with_name("seccomp.py")
 STEPS_AN_OPTIMIZER = frozenset({"optim", "training"})
 
 
-def warms_optimizers(problems: list[str] | None) -> bool:
-    """Whether a zygote for a grade of ``problems`` (None: all) should take torch's first step."""
-    return problems is None or not STEPS_AN_OPTIMIZER.isdisjoint(problems)
+def warms_optimizers(problems: list[str] | None, cuda: bool = False) -> bool:
+    """Whether a zygote for a grade of ``problems`` (None: all) should take torch's first step.
+    Never where the workers get the GPU: a CUDA build's first step asks whether a CUDA graph is
+    being captured (torch.cuda.is_available(), then the current stream), which initialises the
+    driver in the zygote, and no forked worker can use CUDA after that ("initialization error",
+    "Cannot re-initialize CUDA in forked subprocess": 20 of 222 points lost by the reference on
+    an H200, seen by benchmarks/gpu_check.py)."""
+    return not cuda and (problems is None or not STEPS_AN_OPTIMIZER.isdisjoint(problems))
 
 
 class Zygote:
@@ -54,7 +59,7 @@ class Zygote:
     def __init__(self, limits: Limits = Limits(), isolation: Isolation | None = None,
                  cuda: bool = False, hide: tuple[Path, ...] = (), problems: list[str] | None = None):
         self.limits = limits
-        self.optimizers = warms_optimizers(problems)  # the grade's tests step one: take its first step here
+        self.optimizers = warms_optimizers(problems, cuda)  # the grade's tests step one: take its first step here
         self.isolation = isolation or Isolation.detect()
         self.cuda = cuda
         self.lease = self.isolation.lease()
@@ -102,7 +107,7 @@ class Zygote:
     def start(self) -> None:
         """Start the zygote (it imports torch); ``await_ready`` waits for it."""
         launch = self.isolation.launch(self.layout)
-        cfg = {**launch.config, "uid": self.uid, "threads": self.limits.threads,
+        cfg = {**launch.config, "uid": self.uid, "threads": self.limits.threads, "cuda": self.cuda,
                "optimizers": self.optimizers,
                "limits": {"memory_bytes": self.limits.memory_bytes,
                           "cpu_seconds": self.limits.cpu_seconds,

@@ -25,13 +25,13 @@ pytestmark = pytest.mark.skipif(platform.machine() not in seccomp.ARCHES,
 LIBC = ctypes.CDLL(None, use_errno=True)
 
 
-def in_filtered_child(probe: str, **values) -> dict:
+def in_filtered_child(probe: str, unix_sockets: bool = False, **values) -> dict:
     """Run ``probe`` (Python source defining ``probe() -> dict``) in a fresh interpreter that
     installed the filter first, and return the dict. A fresh process, not a fork of this one:
     pytest has run torch by now, and a fork of a process with an OpenMP pool hangs in it."""
     code = (f"import ctypes, errno, os, platform, socket, threading\n"
             f"from grader.sandbox import seccomp\nfrom tests.self.grading.test_seccomp import LIBC, outcome\n"
-            f"values = {values!r}\n{probe}\nseccomp.install()\nprint(repr(probe()))\n")
+            f"values = {values!r}\n{probe}\nseccomp.install(unix_sockets={unix_sockets})\nprint(repr(probe()))\n")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     return ast.literal_eval(run.stdout.strip().splitlines()[-1])
@@ -87,6 +87,24 @@ def test_denied_calls_fail_with_eperm_and_the_rest_works(tmp_path):
     assert {k: v for k, v in got.items() if k not in allowed} == \
         {k: "EPERM" for k in got if k not in allowed}, got
     assert (tmp_path / "f").stat().st_mode & 0o777 != 0o777
+
+
+def test_a_gpu_worker_may_make_unix_sockets_and_nothing_else_more(tmp_path):
+    """The GPU's filter lets socket(AF_UNIX) through (CUDA's driver makes one at start) and
+    denies every other family and every other call the CPU's filter denies."""
+    (tmp_path / "f").write_text("x")
+    got = in_filtered_child(DENIED_AND_ALLOWED, unix_sockets=True, f=str(tmp_path / "f"), g=str(tmp_path / "g"))
+    allowed = {"write", "thread", "fork", "socket unix"}
+    assert {k: v for k, v in got.items() if k in allowed} == dict.fromkeys(allowed, "ok"), got
+    assert {k: v for k, v in got.items() if k not in allowed} == \
+        {k: "EPERM" for k in got if k not in allowed}, got
+    more = in_filtered_child("""
+def probe():
+    return {"inet6": outcome(lambda: socket.socket(socket.AF_INET6)),
+            "netlink": outcome(lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW)),
+            "unix dgram": outcome(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM))}
+""", unix_sockets=True)
+    assert more == {"inet6": "EPERM", "netlink": "EPERM", "unix dgram": "ok"}
 
 
 def test_clone3_falls_back_and_namespace_flags_are_denied():
