@@ -41,6 +41,7 @@ RESERVED = frozenset({n for n in dir(InProcess) if not n.startswith("_")} | {
 NO_RULE_TODO = ("TODO: why nothing in a library does this problem for you (or give it rules= in "
                 "seam/problems.py)")
 PLACEHOLDER = "example"  # the skeleton's one function, to rename with the content
+FAST_LOOP = 'python -m pytest -n 2 -m "not e2e"'  # the README's fast loop (test_scaffold.py checks)
 
 MODULE_DOC = '''"""${name} — ${title}.
 
@@ -194,6 +195,40 @@ def registered(text: str) -> list[str]:
             if isinstance(e, ast.Call) and e.args and isinstance(e.args[0], ast.Constant)]
 
 
+def _whole_lines(lines: list[str], node: ast.AST, what: str) -> range:
+    """The lines (0-based) ``node`` fills, which must hold nothing else (a trailing comma aside)."""
+    first, last = lines[node.lineno - 1], lines[node.end_lineno - 1]
+    before = first.encode()[:node.col_offset].decode()
+    after = last.encode()[node.end_col_offset:].decode().split("#")[0].strip()  # a comment may follow
+    if before.strip() or after not in ("", ","):
+        raise ScaffoldError(f"{REGISTRY} line {node.lineno}: keep {what} on lines of its own (the mutation "
+                            "record's hash leaves another problem's lines out)")
+    return range(node.lineno - 1, node.end_lineno)
+
+
+def registry_lines(text: str) -> dict[str, set[int]]:
+    """The lines (0-based) of the registry's text that concern one problem each: its ``Problem``
+    entry in PROBLEMS, its NO_RULE entry, and each ``NAME = Rule(...)`` its entry names (a rule
+    shared by several problems is each one's). Every other line concerns them all."""
+    tree, lines = ast.parse(text), text.splitlines()
+    rules = {t.id: node for node in tree.body if isinstance(node, ast.Assign)
+             and isinstance(node.value, ast.Call) and getattr(node.value.func, "id", None) == "Rule"
+             for t in node.targets if isinstance(t, ast.Name)}
+    out: dict[str, set[int]] = {}
+    for entry in _entries(tree):
+        name = entry.args[0].value
+        out.setdefault(name, set()).update(_whole_lines(lines, entry, f"{name}'s Problem(...)"))
+        for rule in {n.id for n in ast.walk(entry) if isinstance(n, ast.Name) and n.id in rules}:
+            out[name].update(_whole_lines(lines, rules[rule], f"the rule {rule}"))
+    no_rule = _assigned(tree, "NO_RULE")
+    for key, value in zip(getattr(no_rule, "keys", ()), getattr(no_rule, "values", ())):
+        if isinstance(key, ast.Constant):
+            span = ast.Tuple(elts=[], lineno=key.lineno, col_offset=key.col_offset,
+                             end_lineno=value.end_lineno, end_col_offset=value.end_col_offset)
+            out.setdefault(key.value, set()).update(_whole_lines(lines, span, f"{key.value}'s NO_RULE entry"))
+    return out
+
+
 def _insert_after(text: str, node: ast.expr, addition: str) -> str:
     """``text`` with ``addition`` right after ``node`` (ast offsets count UTF-8 bytes)."""
     data = text.encode()
@@ -296,10 +331,16 @@ def todo(name: str) -> list[str]:
         else:
             out.append(f"{path} ({'by hand' if kind.required else 'if needed'}): {holds}")
     out += ["a new library? pin it in pyproject.toml",
-            "then: python -m grader snapshots && python -m grader rubric --write",
-            "README.md, its Gradescope settings: the total points and the autograder timeout, which grow "
-            "with each problem (tests/self/repo/test_handout.py says what they must be)",
-            f"check: python -m pytest {layout.public_test} {layout.hidden_test} --impl={folder('reference')}; "
-            "python -m pytest tests/self",
-            f"mutation-test it: python -m tests.self.mutation {name}"]
+            "then: python -m grader snapshots && python -m grader rubric --write (the handout's points, "
+            "the README's totals)",
+            f"check: python -m pytest {layout.public_test} {layout.hidden_test} --impl={folder('reference')}",
+            f"mutation-test it: {mutation_command(name)} (its mutants alone: the other problems' records "
+            "stay current), then kill each survivor or say why it is equivalent",
+            f"the fast loop, green once all of the above holds: {FAST_LOOP}"]
     return out
+
+
+def mutation_command(name: str) -> str:
+    """The one mutation run a new problem needs (tests/self/mutation: a problem's record goes stale
+    only with what it grades, so the others' stay current)."""
+    return f"python -m tests.self.mutation {name}"

@@ -11,9 +11,13 @@ the tests, or an equivalent mutant (a change no test could see: the reason is re
 equivalent.md, the one file of such reasons).
 
 Incremental: record.json keeps each mutant's outcome with a hash of the mutant's source and of
-what its problem's graded tests depend on (``hashed_files``: its own tests, snapshot, probe and
-helpers, and the machinery every graded test imports: tests/checks.py, the seam, the conftest);
-only mutants whose hash changed are run again (`--all`: every one).
+what its problem's graded tests depend on (``tests_hash``): its own tests, snapshot, probe and
+helpers (``hashed_files``), the machinery every graded test imports whole (tests/checks.py,
+tests/snapshot.py, the conftest, every module of the seam), and of the registry
+(seam/problems.py) only what concerns it: the file less the other problems' entries, NO_RULE
+lines and rules (``registry_part``). So a new problem, or another problem's title or rule,
+leaves this record current; a change to the shared machinery makes every problem's stale. Only
+mutants whose hash changed are run again (`--all`: every one).
 
 The score of a problem is killed / (mutants - equivalent); the bar is 90% for every problem and
 95% overall. survivors.md lists every survivor, equivalent or not, with its diff line.
@@ -33,6 +37,7 @@ from pathlib import Path
 
 from grader.paths import REFERENCE, ROOT, STUBS, problem_file
 from grader.provenance import graded_files
+from grader.scaffold import REGISTRY, registry_lines
 from seam.problems import PROBLEMS, owner
 from tests.self.mutation.mutants import Mutant, module_mutants
 from tests.self.submissions import reference_with
@@ -56,10 +61,19 @@ def hashed_files(problem: str) -> list[Path]:
     return [f for f in graded_files() if not f.is_relative_to(REFERENCE) and ours(f)]
 
 
+def registry_part(text: str, problem: str) -> str:
+    """The registry's text as it concerns ``problem``: its lines less those that concern other
+    problems only (grader/scaffold.py ``registry_lines``: their entries, NO_RULE lines, rules)."""
+    owned = registry_lines(text)
+    others = set().union(*(lines for p, lines in owned.items() if p != problem)) - owned.get(problem, set())
+    return "".join(line for i, line in enumerate(text.splitlines(keepends=True)) if i not in others)
+
+
 def tests_hash(problem: str) -> str:
     h = hashlib.sha256()
     for f in hashed_files(problem):
-        h.update(f.relative_to(ROOT).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+        data = registry_part(f.read_text(), problem).encode() if f == ROOT / REGISTRY else f.read_bytes()
+        h.update(f.relative_to(ROOT).as_posix().encode() + b"\0" + data + b"\0")
     return h.hexdigest()[:16]
 
 

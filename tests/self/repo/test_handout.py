@@ -40,19 +40,17 @@ def test_problem_section_states_its_points(facts, problem):
 
 
 def test_the_gradescope_settings_match_the_rubric_and_the_limits(facts):
-    """README's Gradescope settings: the total to enter is the rubric's CPU points, the GPU
-    assignment's its GPU points, and the timeout covers the worst case the limits allow."""
+    """README's Gradescope settings: the total to enter is the rubric's CPU points (the figures are
+    generated: test_handout_is_generated_from_registry_and_rubric keeps them current; this reads
+    them independently of the writer), and the timeout chosen by hand covers the worst case the
+    limits allow, to the second."""
+    from grader.rubric import worst_case
     from grader.sandbox.limits import Limits
     readme = (ROOT / "README.md").read_text()
     start = readme.index("### Gradescope settings")
     end = readme.find("\n## ", start)
     block = readme[start:end if end > 0 else None]
     total, gpu = sum(f.points for f in facts), sum(f.points for f in facts if f.gpu)
-    assert f"| total points | {total - gpu:g} | the rubric's {total:g} less the {gpu:g} GPU points" in block
-    assert f"a second Gradescope assignment worth {gpu:g} points" in block
-    assert f'"to come: {gpu:g} points in {sum(1 for f in facts if f.gpu)} GPU tests' in " ".join(block.split())
-    limits = Limits()
-    bound = limits.startup + limits.timeouts_per_submission * limits.time_per_test
-    minutes = int(re.search(r"\| autograder timeout \| (\d+) minutes \|", block).group(1))
-    assert minutes * 60 >= bound and f"{bound / 60:.0f} min" in block
-    assert f"{limits.memory_bytes / (1 << 30):g} GiB beyond torch" in block
+    assert f"| total points | **{total - gpu:g}** | the rubric's {total:g} less the {gpu:g} GPU points" in block
+    minutes = float(re.search(r"\| autograder timeout \| ([\d.]+) minutes \|", block).group(1))
+    assert minutes * 60 >= worst_case(Limits()), "the autograder timeout must cover the limits' worst case"

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from grader.paths import REFERENCE, ROOT
+from grader.scaffold import REGISTRY, ScaffoldError, register
 from tests.self.mutation import __main__ as mutation
 from tests.self.mutation.mutants import Mutant, module_mutants, mutants
 
@@ -128,3 +129,33 @@ def test_the_hash_covers_what_the_graded_tests_import(monkeypatch):
     read = Path.read_bytes
     monkeypatch.setattr(Path, "read_bytes", lambda self: read(self) + b"#" if self.name == "checks.py" else read(self))
     assert all(mutation.tests_hash(p) != h for p, h in before.items())
+
+
+REGISTRY_TEXT = (ROOT / REGISTRY).read_text()
+
+
+@pytest.mark.parametrize("edit, stales", [
+    (lambda t: register(t, "widgets", "widget accounting"), set()),                  # a new problem: no one's
+    (lambda t: t.replace('"AdamW and its state"', '"AdamW, its state"'), {"optim"}),  # its own entry
+    (lambda t: t.replace('"AdamW written by hand",', '"AdamW by hand",'), {"optim"}),  # the rule it names
+    (lambda t: t.replace('"scaling laws"', '"the laws"'), set()),                     # another's entry
+    (lambda t: t.replace("# ---- the layout", "# ---- the layout (changed)"), {"optim", "tensors"}),  # shared
+])
+def test_the_registry_is_hashed_by_what_concerns_each_problem(edit, stales):
+    """seam/problems.py counts in a problem's hash only by its own lines (its entry, its rules,
+    its NO_RULE line) and the lines all share: the scaffold's registry lines for a new problem
+    leave every other problem's record current."""
+    after = edit(REGISTRY_TEXT)
+    assert after != REGISTRY_TEXT
+    changed = {p for p in ("optim", "tensors")
+               if mutation.registry_part(after, p) != mutation.registry_part(REGISTRY_TEXT, p)}
+    assert changed == stales
+
+
+def test_a_registry_entry_sharing_a_line_is_refused():
+    """The cut is by whole lines: an entry on another's line would be cut with it, so it is refused."""
+    crammed = REGISTRY_TEXT.replace('    Problem("benchmarking", "MFU"),\n    Problem("scaling", "scaling laws"),',
+                                    '    Problem("benchmarking", "MFU"), Problem("scaling", "scaling laws"),')
+    assert crammed != REGISTRY_TEXT
+    with pytest.raises(ScaffoldError, match="on lines of its own"):
+        mutation.registry_part(crammed, "optim")

@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from grader.paths import ROOT
-from grader.scaffold import REGISTRY, SKELETONS, ScaffoldError, new_problem, registered
+from grader.scaffold import FAST_LOOP, REGISTRY, SKELETONS, ScaffoldError, new_problem, registered
 from seam.problems import LAYOUT, PROBLEMS, any_problem, files, folder, owner, owners
 
 NAME = "widgets"
@@ -82,6 +82,9 @@ def test_the_scaffold_writes_exactly_the_layouts_files(fake):
     left = "\n".join(done.todo)
     assert all(str(path) in left for _, path in files(NAME).items())
     assert "python -m grader snapshots" in left and "python -m grader rubric --write" in left
+    # it ends with the one mutation run the problem needs, then the fast loop (not the whole suite)
+    assert done.todo[-2].startswith(f"mutation-test it: python -m tests.self.mutation {NAME} ")
+    assert done.todo[-1].endswith(f": {FAST_LOOP}") and "tests/self" not in " ".join(done.todo[-3:])
     # the registry: the problem last (its number the next), a NO_RULE line, nothing else changed
     after = (fake / REGISTRY).read_text()
     assert registered(after) == registered(before) + [NAME]
@@ -96,6 +99,14 @@ def test_the_scaffold_writes_exactly_the_layouts_files(fake):
         ast.parse((fake / getattr(files(NAME), kind)).read_text())  # each skeleton is Python
     assert "raise NotImplementedError" in (fake / files(NAME).stub).read_text()
     assert "Float[Tensor, " in (fake / files(NAME).stub).read_text()
+
+
+def test_the_fast_loop_it_prints_is_the_readmes():
+    """The README's fast-loop command, the one the scaffold ends with, selects by a marker pyproject declares."""
+    readme = (ROOT / "README.md").read_text()
+    assert f"\n{FAST_LOOP} " in readme, "the README's fast loop is not the scaffold's FAST_LOOP"
+    marker = FAST_LOOP.split('-m "not ')[1].split('"')[0]
+    assert f'"{marker}: ' in (ROOT / "pyproject.toml").read_text()
 
 
 def test_a_second_scaffold_of_the_same_name_is_refused(fake):
@@ -178,6 +189,10 @@ def test_a_scaffolded_problem_is_graded_in_a_copy_of_the_repository(tmp_path):
         rubric.stdout + rubric.stderr
     check = run("-m", "grader", "snapshots", "--check", cwd=copy)
     assert check.returncode == 0, check.stdout + check.stderr
+    # its registry lines and files leave every other problem's mutation record current
+    mutation = run("-m", "tests.self.mutation", "--check", cwd=copy)
+    rows = {line.split()[0]: line.split()[-1] for line in mutation.stdout.splitlines() if line.split()[:1] != []}
+    assert rows[NAME] != "0" and all(rows[p] == "0" for p in PROBLEMS), mutation.stdout + mutation.stderr
 
     # its tests pass on its reference, with the grader's conftest, and find the stub not written
     layout = files(NAME)
