@@ -58,16 +58,6 @@ def graph(root: Path, tops: tuple[str, ...] = ("grader", "seam")) -> dict[str, s
     return edges
 
 
-def packages(edges: dict[str, set[str]], depth: int = 2) -> dict[str, set[str]]:
-    """The same drawing with each module folded into its package ``depth`` names deep
-    (grader.batch.output -> grader.batch; grader.cli -> grader.cli)."""
-    fold = lambda n: ".".join(n.split(".")[:depth])
-    out: dict[str, set[str]] = {}
-    for name, targets in edges.items():
-        out.setdefault(fold(name), set()).update(fold(t) for t in targets if fold(t) != fold(name))
-    return out
-
-
 def circles(edges: dict[str, set[str]]) -> list[list[str]]:
     """Each group of nodes that reach one another (Tarjan's strongly connected components, of
     two or more), sorted; [] for a house without a circle."""
