@@ -153,8 +153,9 @@ class Sandbox(Impl):
                 if memory and self.zygote.proc and (held := tree_bytes(self.zygote.proc.pid)) > cap:
                     self._kill()
                     raise SandboxFailure(f"{doing}: its processes held {held / GIB:.2f} GiB together, over "
-                                         f"the sandbox's {cap / GIB:.2f} GiB ({BASELINE_BYTES / GIB:g} GiB for torch's own): "
-                                         f"{message('memory_bytes', self.limits)}; the worker was restarted")
+                                         f"the sandbox's {cap / GIB:.2f} GiB ({BASELINE_BYTES / GIB:g} GiB for "
+                                         f"torch's own): {message('memory_bytes', self.limits)}; "
+                                         "the worker was restarted")
         return wait
 
     def _read(self, deadline: float, doing: str):
