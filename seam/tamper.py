@@ -18,7 +18,7 @@ import sys
 import threading
 from pathlib import Path
 
-from .allowed import check_tree
+from .allowed import _folded, check_tree
 from .problems import PROBLEMS
 
 # technique -> (why it can blind a check, how the grader sees it); the trust model's table
@@ -115,24 +115,6 @@ def _module_finding(name: str) -> str | None:
     for prefix, kind in _MODULES.items():
         if name == prefix or name.startswith(prefix + "."):
             return kind
-    return None
-
-
-def _folded(node) -> str | None:
-    """The string an expression of string constants makes ("_" + "C", f"..." of constants,
-    "".join([...]) of constants), or None when it is not one."""
-    if isinstance(node, ast.Constant) and type(node.value) is str:
-        return node.value
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _folded(node.left), _folded(node.right)
-        return left + right if left is not None and right is not None else None
-    if isinstance(node, ast.JoinedStr):
-        parts = [_folded(v.value if isinstance(v, ast.FormattedValue) else v) for v in node.values]
-        return "".join(parts) if all(p is not None for p in parts) else None
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join" \
-            and len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)):
-        sep, parts = _folded(node.func.value), [_folded(e) for e in node.args[0].elts]
-        return sep.join(parts) if sep is not None and all(p is not None for p in parts) else None
     return None
 
 

@@ -19,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from .output import (BATCH, CODE, PREVIOUS, REPORT, RESULTS, STATUSES, Status, StudentRecord, class_report, counted,
+from .output import (BATCH, CODE, PREVIOUS, REPORT, RESULTS, STATUSES, Status, StudentRecord, counted,
                      pass_label, read_json, student_dirs, student_folder, write_gradebook, write_json, write_report)
 from ..files import write_atomically
 from ..paths import out_problem
@@ -228,5 +228,6 @@ def merge(inputs: list[Path], out: Path) -> int:
     crashed = sum(1 for r, _ in merged.values() if r.crashed)
     print(f"merged {len(inputs)} folder(s), {len(merged)} upload(s) ({crashed} crashed); wrote {path}",
           file=sys.stderr)
-    class_report(out)
+    from ..classreport import after_batch  # (the report's libraries, only now)
+    after_batch(out)
     return 0

@@ -272,19 +272,6 @@ def keep_previous(folder: Path, why: str) -> None:
             pass
 
 
-def class_report(out: Path) -> None:
-    """The class report (grader/classreport) at the end of a batch or merge; its failure is said
-    and costs nothing else (the gradebook is written already)."""
-    import sys
-    from ..classreport import write
-    try:
-        for line in write(Path(out)):
-            print(line, file=sys.stderr)
-    except Exception as e:  # noqa: BLE001 (a report is never worth a batch)
-        print(f"error: the class report failed ({type(e).__name__}: {e}); "
-              f"run `python -m grader report {out}` again", file=sys.stderr)
-
-
 def write_report(folder: Path, results: dict) -> None:
     """report.txt beside results.json: the table `grade` prints."""
     write_atomically(Path(folder) / REPORT, render_table(results) + "\n")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .output import (BATCH, REPEATS, REPORT, RESULTS, STATUSES, Status, StudentRecord, class_report, class_summary,
+from .output import (BATCH, REPEATS, REPORT, RESULTS, STATUSES, Status, StudentRecord, class_summary,
                         keep_previous, done_as, read_json, student_dirs, student_folder, write_gradebook,
                         write_json)
 from ..options import Options
@@ -228,7 +228,8 @@ def batch(submissions: Path, out: Path, options: Options | None = None, jobs: in
                 print(line, file=sys.stderr)
         print(f"wrote {path}", file=sys.stderr)
         if code in (0, 1):  # (not after an interrupt: the class is not all there)
-            class_report(out)
+            from ..classreport import after_batch  # (the report's libraries, only now)
+            after_batch(out)
     return code
 
 

@@ -33,6 +33,7 @@ from ..report import per_problem
 from ..text import one_line
 from . import stats
 from .similarity import ARCHIVE_NAME, REFERENCE_NAME
+from .words import incident_line, who
 
 REPORT_JSON, REPORT_HTML = "report.json", "report.html"
 SHOWN = 10         # pairs the page shows side by side (report.json keeps their spans alone)
@@ -258,23 +259,6 @@ def similarity_of(students: list[dict], archive: Path | None = None) -> dict:
             "candidates": sum(r["candidates"] for r in problems.values())}
 
 
-def who(report: dict, key: str) -> str:
-    """A student as the report names them: the roster's names and the upload's folder
-    ("Ada Lovelace (submission_123)"), or the folder alone."""
-    name = report.get("names", {}).get(key)
-    return f"{name} ({key})" if name else key
-
-
-def incident_how(i: dict) -> str:
-    """What happened, how often: "it timed out ×2 / it ran out of memory"."""
-    return " / ".join(how + (f" ×{k}" if k > 1 else "") for how, k in i["how"])
-
-
-def incident_line(i: dict) -> str:
-    """One incident: "optim.AdamW: it timed out ×2"."""
-    return f"{i['what']}: {incident_how(i)}"
-
-
 def summary(report: dict) -> list[str]:
     """A few lines for the terminal."""
     t = report["total"]
@@ -331,3 +315,16 @@ def write(out: Path, archive: Path | None = None, with_similarity: bool = True) 
             code.setdefault(f"{ARCHIVE_NAME}{path.relative_to(archive)}", {})[p] = path.read_text(errors="replace")
     write_atomically(Path(out) / REPORT_HTML, render(report, code).encode(errors="backslashreplace"))
     return summary(report) + missing + [f"wrote {Path(out) / REPORT_HTML} and {REPORT_JSON}"]
+
+
+def after_batch(out: Path) -> None:
+    """The class report at the end of a batch or merge (they import this, at their end; the
+    report reads their output folder through batch/output.py, never the other way round). Its
+    failure is said and costs nothing else: the gradebook is written already."""
+    import sys
+    try:
+        for line in write(Path(out)):
+            print(line, file=sys.stderr)
+    except Exception as e:  # noqa: BLE001 (a report is never worth a batch)
+        print(f"error: the class report failed ({type(e).__name__}: {e}); "
+              f"run `python -m grader report {out}` again", file=sys.stderr)

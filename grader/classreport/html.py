@@ -9,6 +9,7 @@ from html import escape
 
 from ..text import clean, one_line
 from .stats import SMALL
+from .words import incident_how, who
 
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
@@ -92,7 +93,6 @@ def render(report: dict, code: dict[str, dict[str, str]]) -> str:
     """The page, from ``build``'s report and each student's graded modules (key -> problem -> text).
     A section with nothing to say is one name in the closing "nothing to report" line; in a class
     under ``SMALL`` the item analysis starts folded."""
-    from . import incident_how, who
     name = lambda key: esc(who(report, key))  # noqa: E731 (the roster's names, and the folder)
     t = report["total"]
     small = report["graded"] < SMALL

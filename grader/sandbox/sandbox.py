@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .isolation import Isolation
 from .cgroup import BASELINE_BYTES
-from .limits import GIB, Limits
+from .limits import GIB, Limits, explain, message
 from seam import Impl, SandboxFailure, codec, frames, smaps
 from seam.probes import problem_of, student_name
 
@@ -142,7 +142,8 @@ class Sandbox(Impl):
                 if disk and folder_bytes(self.zygote.work) > self.limits.disk_bytes:
                     self._kill()
                     raise SandboxFailure(f"{doing}: wrote more than {self.limits.disk_bytes >> 20} MiB "
-                                         "to its scratch folder; the worker was restarted")
+                                         f"to its scratch folder: {message('disk_bytes', self.limits)}; "
+                                         "the worker was restarted")
                 if ready:
                     return
                 if left <= 0 or not watch:
@@ -152,7 +153,9 @@ class Sandbox(Impl):
                 if memory and self.zygote.proc and (held := tree_bytes(self.zygote.proc.pid)) > cap:
                     self._kill()
                     raise SandboxFailure(f"{doing}: its processes held {held / GIB:.2f} GiB together, over "
-                                         f"the sandbox's {cap / GIB:.2f} GiB; the worker was restarted")
+                                         f"the sandbox's {cap / GIB:.2f} GiB ({BASELINE_BYTES / GIB:g} GiB for "
+                                         f"torch's own): {message('memory_bytes', self.limits)}; "
+                                         "the worker was restarted")
         return wait
 
     def _read(self, deadline: float, doing: str):
@@ -186,13 +189,8 @@ class Sandbox(Impl):
         elif code < 0 or code > 128:
             sig = -code if code < 0 else code - 128
             name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-            how = f"the process was killed by {name}"
-            hint = {"SIGXCPU": f"CPU time limit {self.limits.cpu_seconds} s",
-                    "SIGXFSZ": f"output/file size limit {self.limits.file_bytes >> 20} MiB",
-                    "SIGKILL": f"killed: memory limit {self.limits.describe_memory()} or a signal",
-                    "SIGSEGV": f"a crash, often the memory limit {self.limits.describe_memory()}",
-                    "SIGABRT": f"an abort, often the memory limit {self.limits.describe_memory()}"}.get(name)
-            how += f" ({hint})" if hint else ""
+            hint = explain(name, self.limits)
+            how = f"the process was killed by {name}" + (f", {hint}" if hint else "")
         else:
             how = f"the process exited with status {code} (sys.exit / os._exit?)"
         tail = self._log_tail()
@@ -208,13 +206,15 @@ class Sandbox(Impl):
             raise SandboxFailure(self.broken[problem])
         if self.timeouts >= self.limits.timeouts_per_submission:
             raise SandboxFailure(f"not run: the submission's time budget ran out ({self.timeouts} of its "
-                                 f"calls timed out after {self.limits.time_per_test:g} s)")
+                                 f"calls timed out after {self.limits.time_per_test:g} s): "
+                                 f"{message('timeouts_per_submission', self.limits)}")
         # a function that hung or crashed is not paid for again and again; the others run on (a
         # probe's strikes are those of the student functions it drives)
         function = student_name(target) if target else ""
         if len(self.strikes.get(function, ())) >= self.limits.strikes_per_function:
             raise SandboxFailure(f"{function} was not called again: {len(self.strikes[function])} times already, "
-                                 f"{' / '.join(self.strikes[function])}")
+                                 f"{' / '.join(self.strikes[function])}; "
+                                 f"{message('strikes_per_function', self.limits)}")
         deadline = self._deadline or time.monotonic() + self.limits.time_per_test
         loading = False
         try:
@@ -238,17 +238,21 @@ class Sandbox(Impl):
                 self._kill()
                 raise SandboxFailure(f"{target}: the worker's reply does not match the request "
                                      "(someone wrote on the protocol pipe); it was restarted")
-        except TimeoutError:
+        except TimeoutError as e:
             self._kill()
+            allowed = message("time_per_test", self.limits)
             if loading and problem not in self._loaded:  # (a module that loaded before is slow now,
                 # after a restart on a busy machine: the call's timeout, not a broken module)
                 self.broken[problem] = (f"{problem}.py did not finish loading within "
-                                        f"{self.limits.time_per_test:g} s")
+                                        f"{self.limits.time_per_test:g} s: {allowed}")
                 raise SandboxFailure(self.broken[problem]) from None
             self.strikes.setdefault(function, []).append("it timed out")
             self.timeouts += 1
-            raise SandboxFailure(f"timed out after {self.limits.time_per_test:g} s in {target}; "
-                                 "the worker was restarted") from None
+            if str(e) == "starting":  # (_start's deadline: the worker's start, not the call)
+                raise SandboxFailure(f"the worker did not start in time for {target}: "
+                                     f"{message('startup', self.limits)}") from None
+            raise SandboxFailure(f"timed out after {self.limits.time_per_test:g} s in {target}: {allowed}, "
+                                 f"{message('threads', self.limits)}; the worker was restarted") from None
         except (EOFError, BrokenPipeError):
             why = self._death_message()
             self._kill()
@@ -261,6 +265,6 @@ class Sandbox(Impl):
         if type(raised) is dict and raised.get("type") == "MemoryError":
             self._kill()  # a process that ran out of memory may be in any state
             self.strikes.setdefault(function, []).append("it ran out of memory")
-            raise SandboxFailure(f"{target} ran out of memory (limit {self.limits.describe_memory()}); "
+            raise SandboxFailure(f"{target} ran out of memory: {message('memory_bytes', self.limits)}; "
                                  "the worker was restarted")
         return response

@@ -120,11 +120,32 @@ def set_memory_limit(headroom: int | None) -> None:
 
 
 def set_limits(limits: dict) -> None:
-    _cap(resource.RLIMIT_CPU, limits.get("cpu_seconds"))
-    _cap(resource.RLIMIT_FSIZE, limits.get("file_bytes"))
-    _cap(resource.RLIMIT_NOFILE, 256)
+    """The rlimits, from the grader's Limits (grader/sandbox/limits.py: every value is set there)."""
+    _cap(resource.RLIMIT_CPU, limits["cpu_seconds"])
+    _cap(resource.RLIMIT_FSIZE, limits["file_bytes"])
+    _cap(resource.RLIMIT_NOFILE, limits["open_files"])
     _cap(resource.RLIMIT_CORE, 0)
-    _cap(resource.RLIMIT_NPROC, limits.get("processes"))
+    _cap(resource.RLIMIT_NPROC, limits["processes"])
+
+
+def limited(callee_class, told):
+    """The seam's Callee, whose failures also say which limit of the sandbox (``told``: the
+    Limits the worker was sent) they met: "[Errno 24] ...; too many open files: the sandbox allows
+    256 open files at once (Limits.open_files)" (limits.py ``explain``). Here, not in the seam:
+    the students' own runs of the seam meet no sandbox."""
+    from limits import explain     # grader/sandbox/limits.py, copied beside this script
+
+    class Limited(callee_class):
+        def _raised(self, e: BaseException) -> dict:
+            out = super()._raised(e)
+            try:
+                note = explain(e, told)
+            except Exception:  # noqa: BLE001 (a hostile errno or __str__: the message stays as raised)
+                note = ""
+            if note:
+                out["raised"]["message"] += f"; {note}"
+            return out
+    return Limited
 
 
 def drop_privileges(uid) -> None:
@@ -157,7 +178,9 @@ def serve(cfg: dict, req_fd: int, resp_fd: int) -> None:
     from seam import absent, codec
     from seam.callee import Callee, answer
     from seam.frames import write_frame
-    callee = Callee(cfg["submission"], "submission", filtered=True, given=os.path.join(cfg["lib"], "given"))
+    from limits import Limits      # grader/sandbox/limits.py, copied beside this script
+    callee = limited(Callee, Limits(**cfg["limits"]))(cfg["submission"], "submission", filtered=True,
+                                                      given=os.path.join(cfg["lib"], "given"))
     # what a rule forbids is not here; the kernels' refusals last while ``removed`` lives, and
     # ``answer`` never returns (it exits when the grader closes the pipe)
     removed = absent.remove(callee.honest)  # noqa: F841

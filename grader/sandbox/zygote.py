@@ -6,6 +6,7 @@ prefix and speaks its control socket. No Python code runs between fork and exec 
 (no ``preexec_fn``): the grader may be multi-threaded and CUDA-initialised."""
 
 
+import dataclasses
 import json
 import os
 import select
@@ -29,6 +30,7 @@ from .procs import children, kill, tail
 WORKER = Path(__file__).with_name("worker.py")
 LANDLOCK = Path(__file__).with_name("landlock.py")
 SECCOMP = Path(__file__).with_name("seccomp.py")
+LIMITS = Path(__file__).with_name("limits.py")  # the worker reads its Limits and their messages there
 
 # The problems whose graded tests step a torch optimizer in the worker (AdamW against torch's,
 # the training loop). Torch's first step imports torch._dynamo and sympy: ~1.5 s in the zygote,
@@ -80,6 +82,7 @@ class Zygote:
         shutil.copyfile(WORKER, self.lib / "worker.py")
         shutil.copyfile(LANDLOCK, self.lib / "landlock.py")
         shutil.copyfile(SECCOMP, self.lib / "seccomp.py")
+        shutil.copyfile(LIMITS, self.lib / "limits.py")
         for d, _, files in os.walk(self.lib):
             os.chmod(d, 0o755)
             for f in files:
@@ -109,9 +112,9 @@ class Zygote:
         launch = self.isolation.launch(self.layout)
         cfg = {**launch.config, "uid": self.uid, "threads": self.limits.threads, "cuda": self.cuda,
                "optimizers": self.optimizers,
-               "limits": {"memory_bytes": self.limits.memory_bytes,
-                          "cpu_seconds": self.limits.cpu_seconds,
-                          "file_bytes": self.limits.file_bytes,
+               # every limit (the worker's messages name them all); RLIMIT_NPROC counts the uid's
+               # processes, so only a leased uid's worker is given one
+               "limits": {**dataclasses.asdict(self.limits),
                           "processes": self.limits.processes if self.uid is not None else None}}
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         cfg["ctl"] = theirs.fileno()

@@ -4,6 +4,7 @@ measured where it is not a tmpfs, and a time budget per problem."""
 
 import json
 import os
+import re
 import time
 
 import pytest
@@ -12,11 +13,11 @@ from grader.sandbox.cgroup import BASELINE_BYTES
 from grader.grade import grade
 from grader.paths import REFERENCE
 from grader.sandbox.isolation import Isolation, IsolationUnavailable
-from grader.sandbox.limits import Limits
+from grader.sandbox.limits import Limits, message
 from grader.sandbox.sandbox import Sandbox
 from grader.sandbox.zygote import Zygote
 from seam.upload import MAX_MODULE_BYTES, locate
-from seam import SandboxFailure
+from seam import SandboxFailure, SubmissionError, describe
 from tests.self.submissions import reference_with
 
 VEHICLE = "intensity"
@@ -74,6 +75,28 @@ def test_one_worker_log_at_a_time_deleted_with_the_student(tmp_path):
     finally:
         box.close()
         zygote.close()
+
+
+HOLDS_FILES = '''
+import os
+def ridge_point(peak, bw):
+    return len([open(os.devnull) for _ in range(1000)])
+'''
+
+
+def test_a_limit_met_is_named_with_its_value(tmp_path):
+    """The open-file limit, once written in worker.py, comes from Limits like every limit; the
+    student reads which one they met and its value, not a bare "[Errno 24]"."""
+    (tmp_path / f"{VEHICLE}.py").write_text(HOLDS_FILES)
+    limits = Limits(time_per_test=30, open_files=Limits.open_files // 2)
+    box = Sandbox(tmp_path, limits)
+    try:
+        with pytest.raises(SubmissionError) as caught:
+            box.intensity.ridge_point(1.0, 1.0)
+    finally:
+        box.close()
+    assert f"Too many open files: '/dev/null'; too many open files: {message('open_files', limits)}" \
+        in describe(caught.value), describe(caught.value)
 
 
 SCRIBBLER = '''
@@ -214,7 +237,9 @@ def test_without_a_cgroup_the_grader_watches_the_sandboxs_memory(tmp_path, monke
     try:
         assert box.zygote.cgroup is None
         with pytest.raises(SandboxFailure, match=r"its processes held \d\.\d\d GiB together, over the "
-                                                 r"sandbox's 2\.00 GiB; the worker was restarted"):
+                                                 r"sandbox's 2\.00 GiB \(1 GiB for torch's own\): "
+                                                 + re.escape(message("memory_bytes", limits))
+                                                 + "; the worker was restarted"):
             box.intensity.ridge_point(1.0, 1.0)
     finally:
         box.close()
