@@ -30,12 +30,13 @@ from seam.problems import PROBLEMS  # noqa: E402
 from tests.self.attacks import ATTACKS  # noqa: E402
 from tests.self.bugs import all_bugs  # noqa: E402
 
+CLASS = 20  # uploads make_class builds
 HOSTILE = ("write results.json everywhere at import", "read the reference solution",
            "conftest.py plugin marks every test passed", "sys.exit(0) at import")
 
 
 def make_class(root: Path) -> list[str]:
-    """20 uploads in root/; returns their names, in the order they are graded one by one."""
+    """CLASS uploads in root/; returns their names, in the order they are graded one by one."""
     names = []
 
     def add(name: str) -> Path:
@@ -58,15 +59,13 @@ def make_class(root: Path) -> list[str]:
     attacks = {a.name: a for a in ATTACKS}
     for i, name in enumerate(HOSTILE):
         attacks[name].build(add(f"hostile{i}"), root.parent / "nowhere" / "results.json", 9)
-    assert len(names) == 20, len(names)
+    assert len(names) == CLASS, len(names)
     return names
 
 
 def sample(root: Path, names: list[str], size: int) -> list[str]:
     """``size`` of the class, evenly spread over it (its kinds come in runs); the others' folders
     removed, so that batch grades the same ones."""
-    if not 1 <= size <= len(names):
-        sys.exit(f"--size: give 1 to {len(names)}, not {size}")
     kept = [names[i * len(names) // size] for i in range(size)]
     for name in set(names) - set(kept):
         shutil.rmtree(root / name)
@@ -90,9 +89,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--only", help="grade only these problems (quicker, less telling)")
-    parser.add_argument("--size", type=int, default=20, help="grade this many of the 20 (spread over their kinds)")
+    parser.add_argument("--size", type=int, default=CLASS,
+                        help=f"grade this many of the {CLASS} (spread over their kinds)")
     parser.add_argument("--keep", type=Path, help="build the class and outputs here and keep them")
     args = parser.parse_args()
+    if not 1 <= args.size <= CLASS:
+        parser.error(f"--size: give 1 to {CLASS}, not {args.size}")
     work = args.keep or Path(tempfile.mkdtemp(prefix="batch-bench-"))
     try:
         return compare(args, work)
