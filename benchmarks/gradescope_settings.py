@@ -1,6 +1,6 @@
 """The figures for the README's "Gradescope settings" block: memory, time, the total to enter.
 
-    python benchmarks/gradescope_settings.py [--hang]
+    python benchmarks/gradescope_settings.py [--hang] [--only PROBLEM,...] [--submissions NAME ...]
 
 Grades submissions as Gradescope's run_autograder does (`grade SUBMISSION --gpu skip`): the
 reference (every test runs to the end) and the untouched stubs (every test fails at once);
@@ -12,8 +12,11 @@ where this machine lets root make a cgroup (v1 memory.max_usage_in_bytes, page c
 included, as a container's limit counts it), and the sum of the processes' proportional set
 sizes sampled every 0.2 s. Then the total to enter on Gradescope (the rubric's points less the
 GPU tests, which Gradescope does not run) and the bound the limits put on the time.
+``--only`` and ``--submissions`` grade less: the figures are then not the README's (the suite's
+smoke run, tests/self/system/test_benchmarks.py, grades the stubs on one problem).
 """
 
+import argparse
 import os
 import subprocess
 import sys
@@ -25,11 +28,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from grader.sandbox.limits import Limits  # noqa: E402
-from grader.paths import REFERENCE, STUBS  # noqa: E402
+from grader.paths import REFERENCE, STUBS, problem_file  # noqa: E402
 from grader.rubric import collect  # noqa: E402
 from seam.problems import PROBLEMS  # noqa: E402
 
 CGROUP = Path("/sys/fs/cgroup/memory")
+SUBMISSIONS = ("reference", "stubs", "hangs everywhere")  # the last with --hang only
 HANG = "import time\n\ndef __getattr__(name):\n    def hang(*args, **kwargs):\n        time.sleep(3600)\n    return hang\n"
 
 
@@ -60,11 +64,11 @@ def _group() -> Path | None:
         return None
 
 
-def measure(submission: Path, out: Path) -> tuple[float, float, float | None, str]:
+def measure(submission: Path, out: Path, only: list[str]) -> tuple[float, float, float | None, str]:
     """(seconds, peak PSS GiB, cgroup peak GiB or None, the score line) of one grade."""
     group = _group()
     command = [sys.executable, "-m", "grader", "grade", str(submission), "--out", str(out), "--quiet",
-               "--gpu", "skip"]
+               "--gpu", "skip", *only]
     start = time.perf_counter()
     # the child joins the group before it execs, so every process it starts is counted
     pre = (lambda: (group / "cgroup.procs").write_text(str(os.getpid()))) if group else None
@@ -92,7 +96,14 @@ def measure(submission: Path, out: Path) -> tuple[float, float, float | None, st
 
 
 def main() -> int:
-    hangs = "--hang" in sys.argv[1:]
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--hang", action="store_true", help="also the submission that hangs (~20 minutes)")
+    parser.add_argument("--only", metavar="PROBLEM[,PROBLEM...]", help="grade only these problems")
+    parser.add_argument("--submissions", nargs="+", choices=SUBMISSIONS[:2], default=list(SUBMISSIONS[:2]),
+                        help="which of the reference and the stubs to grade (default both)")
+    args = parser.parse_args()
+    wanted = args.submissions + ([SUBMISSIONS[2]] if args.hang else [])
+    only = ["--only", args.only] if args.only else []
     facts = collect()
     total = sum(f.points for f in facts)
     gpu = sum(f.points for f in facts if f.gpu)
@@ -100,10 +111,9 @@ def main() -> int:
         hang = Path(tmp) / "hang"
         hang.mkdir()
         for p in PROBLEMS:
-            (hang / f"{p}.py").write_text(HANG)
-        rows = [(name, *measure(path, Path(tmp) / f"{name}.json"))
-                for name, path in (("reference", REFERENCE), ("stubs", STUBS), ("hangs everywhere", hang))
-                if hangs or name != "hangs everywhere"]
+            problem_file(p, "module", hang).write_text(HANG)
+        rows = [(name, *measure(path, Path(tmp) / f"{name}.json", only))
+                for name, path in zip(SUBMISSIONS, (REFERENCE, STUBS, hang)) if name in wanted]
     print(f"{'submission':<18} {'seconds':>8} {'peak PSS GiB':>13} {'cgroup peak GiB':>16}  score")
     for name, seconds, pss, cg, score in rows:
         print(f"{name:<18} {seconds:>8.1f} {pss:>13.2f} {(f'{cg:.2f}' if cg is not None else 'n/a'):>16}  {score}")

@@ -1,6 +1,7 @@
 """Every tolerance with its margins in sight: how far the right and the wrong answers stand from it.
 
     python benchmarks/margins.py [--json OUT] [--readme] [--jobs 2] [--mutants N]
+                                 [--problems P ...] [--platforms N] [--most N]
 
 Every comparison of numbers with a tolerance in the graded suites goes through tests/checks.py
 (``mismatch`` for floats, ``within`` for tensors), which hands its deviation, as a multiple of
@@ -19,6 +20,9 @@ Per check (a test and a tolerance it states), ``worst_correct`` is the largest d
 correct answer and ``closest_mistake`` the smallest of a mistake this check catches (over 1),
 1e308 if none does. ``why`` (``WHY`` below) says why a margin under 10x on either side is right.
 The JSON is the list of checks; ``--readme`` writes the table into README.md between its markers.
+``--problems``, ``--platforms N`` (the first N: as installed first) and ``--most N`` (alternatives,
+shortcuts and planted bugs per problem) run less, for a look at one problem (the suite's smoke
+run, tests/self/system/test_benchmarks.py: one problem, one of each).
 """
 
 import argparse
@@ -34,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from grader.paths import REFERENCE, ROOT, STUBS  # noqa: E402
+from grader.paths import REFERENCE, ROOT, STUBS, problem_file  # noqa: E402
 from seam.problems import PROBLEMS  # noqa: E402
 
 CLEAR = 10.0          # a margin under this on either side needs a reason (or a better check)
@@ -115,21 +119,27 @@ def graded_copy(problems, package: str, replaced: dict[str, str] | None = None, 
         return observed(folder, problems, package, **options)
 
 
-def shortcut_jobs() -> list[tuple[str, callable]]:
+def per_problem(items, problem_of, problems, most: int | None) -> list:
+    """The items of ``problems``, at most ``most`` of each (None: all), in their order."""
+    return [x for p in problems for x in [x for x in items if problem_of(x) == p][:most]]
+
+
+def shortcut_jobs(problems, most: int | None = None) -> list[tuple[str, callable]]:
     from tests.self.shortcuts import all_shortcuts
     return [(f"torch {s.id}", lambda s=s: graded_copy([s.problem], "m_short", build=s.build, blind=True))
-            for s in all_shortcuts()]
+            for s in per_problem(all_shortcuts(), lambda s: s.problem, problems, most)]
 
 
-def mistake_jobs(mutants: int | None) -> list[tuple[str, callable]]:
+def mistake_jobs(mutants: int | None, problems, most: int | None = None) -> list[tuple[str, callable]]:
     from tests.self.bugs import all_bugs
     from tests.self.mutation.__main__ import load_record
     from tests.self.mutation.mutants import module_mutants
     jobs = [(f"bug {b.problem}:{b.name}", lambda b=b: graded_copy([b.problem], "m_bug", {b.problem: b.apply(
-        (REFERENCE / f"{b.problem}.py").read_text())})) for b in all_bugs()]
+        problem_file(b.problem, "reference").read_text())}))
+            for b in per_problem(all_bugs(), lambda b: b.problem, problems, most)]
     record = load_record()
     killed = []
-    for p in PROBLEMS:
+    for p in problems:
         done = record.get(p, {}).get("mutants", {})
         killed += [(p, m) for m in module_mutants(REFERENCE, STUBS, p) if done.get(m.id, {}).get("killed_by")]
     for p, m in killed[:mutants]:
@@ -153,25 +163,27 @@ def platform_variants() -> list[tuple[str, dict]]:
     return out
 
 
-def platform_child() -> None:
+def platform_child(problems, most: int | None) -> None:
     """--child: the reference's and each alternative's observed runs, in this fresh process (its
     environment chose the kernels before torch was imported), as JSON on stdout."""
     import torch
     from tests.self.alternatives import all_alternatives
     torch.set_num_threads(int(os.environ.get("MARGINS_THREADS", "1")))
-    data = {"reference": observed(REFERENCE, PROBLEMS, "m_ref")}
-    for k, (p, how, path) in enumerate(all_alternatives()):
+    data = {"reference": observed(REFERENCE, problems, "m_ref")}
+    for k, (p, how, path) in enumerate(per_problem(all_alternatives(), lambda a: a[0], problems, most)):
         data[f"alternative {p}:{how}"] = graded_copy([p], f"m_alt{k}", {p: path.read_text()})
     sys.stdout.write("\n" + json.dumps(data))
 
 
-def platform_runs(workers: int) -> dict[str, dict]:
+def platform_runs(workers: int, variants: list[tuple[str, dict]], problems, most: int | None) -> dict[str, dict]:
     out, procs = {}, []
-    variants = platform_variants()
+    variants = list(variants)
     while variants or procs:
         while variants and len(procs) < workers:
             label, env = variants.pop(0)
-            procs.append((label, subprocess.Popen([sys.executable, __file__, "--child"], cwd=ROOT, text=True,
+            procs.append((label, subprocess.Popen([sys.executable, __file__, "--child", "--problems", *problems,
+                                                   *(["--most", str(most)] if most is not None else [])],
+                                                  cwd=ROOT, text=True,
                                                   env={**os.environ, **env}, stdout=subprocess.PIPE,
                                                   stderr=subprocess.DEVNULL)))
         platform, proc = procs.pop(0)
@@ -255,10 +267,17 @@ def main() -> int:
     parser.add_argument("--mutants", type=int, default=None, help="at most this many killed mutants (default all)")
     parser.add_argument("--raw", type=Path, help="keep every run's deviations here (or, with --from-raw, read them)")
     parser.add_argument("--from-raw", action="store_true", help="make the table from --raw without grading")
+    parser.add_argument("--problems", nargs="+", choices=list(PROBLEMS), default=list(PROBLEMS),
+                        help="these problems' tests and variants only (default all)")
+    parser.add_argument("--platforms", type=int, default=None, help="the first N platforms only (as installed first)")
+    parser.add_argument("--most", type=int, default=None,
+                        help="at most N alternatives, shortcuts and planted bugs per problem (default all)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if (args.platforms is not None and args.platforms < 1) or (args.most is not None and args.most < 0):
+        parser.error("--platforms: 1 or more; --most: 0 or more")
     if args.child:
-        platform_child()
+        platform_child(args.problems, args.most)
         return 0
     started = time.monotonic()
     if args.from_raw:
@@ -272,20 +291,22 @@ def main() -> int:
 
 def runs(args, started) -> tuple[dict, dict]:
     """Every correct answer's and every mistake's observed run (label -> run)."""
-    correct = platform_runs(args.jobs)
-    print(f"the reference and the alternatives on {len(platform_variants())} platforms: "
+    platforms = platform_variants()[:args.platforms]
+    correct = platform_runs(args.jobs, platforms, args.problems, args.most)
+    print(f"the reference and the alternatives on {len(platforms)} platforms: "
           f"{time.monotonic() - started:.0f} s", file=sys.stderr)
     from grader.grade import run_tests
     from seam import InProcess
-    run_tests(InProcess(REFERENCE, package="m_warm"), gpu="skip", cuda=False, time_limit=120, quiet=True)  # warm
-    others = forked(shortcut_jobs(), args.jobs)
+    run_tests(InProcess(REFERENCE, package="m_warm"), gpu="skip", cuda=False, time_limit=120, quiet=True,
+              problems=args.problems)  # warm
+    others = forked(shortcut_jobs(args.problems, args.most), args.jobs)
     # a shortcut counts as a correct answer only where PyTorch answers every case (the "how" tests aside)
     kept = {k: v for k, v in others.items() if not k.startswith("torch ") or set(v["failed"]) <= set(v["how"])}
     correct |= kept
     print(f"correct answers: {len(correct)} runs ({len(others) - len(kept)} shortcuts left out: PyTorch cannot answer "
           f"every case): "
           f"{time.monotonic() - started:.0f} s", file=sys.stderr)
-    mistakes = forked(mistake_jobs(args.mutants), args.jobs)
+    mistakes = forked(mistake_jobs(args.mutants, args.problems, args.most), args.jobs)
     print(f"mistakes: {len(mistakes)} runs: {time.monotonic() - started:.0f} s", file=sys.stderr)
     return correct, mistakes
 

@@ -1,13 +1,15 @@
 """The grader's own cost of a hostile reply: peak memory and time of `grade --only intensity`.
 
-    python benchmarks/reply_frames.py [--time-limit S]
+    python benchmarks/reply_frames.py [--time-limit S] [--no-flood]
 
 Grades three intensity submissions in one run and prints, for each, the grader process's peak
 resident memory (its own, not the worker's) and its wall time, and the ratios to the normal run:
 the reference; the red team's reply flood (tests/self/attacks.py REPLY_FLOOD: 2 million values in
 6 MB, and a 63 MB frame of empty lists). At 1771fa5 the 63 MB frames alone took the grader to
 10.7 GB and 768 s at a 10 s limit (red team #12); the machines are shared and noisy, so compare
-the ratios of one run.
+the ratios of one run. ``--no-flood`` grades the normal run alone (the suite's smoke run,
+tests/self/system/test_benchmarks.py; the flood's grading has a test of its own in
+tests/self/grading/test_grader_side.py).
 """
 
 import argparse
@@ -21,7 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.self.attacks import REFERENCE, REPLY_FLOOD, STUB_FUNCS, VEHICLE  # noqa: E402
+from grader.paths import problem_file  # noqa: E402
+from tests.self.attacks import REPLY_FLOOD, STUB_FUNCS, VEHICLE  # noqa: E402
 
 # Runs the grader in this child and prints its own peak RSS (KiB) when it exits.
 MEASURED = ("import resource, runpy, sys\n"
@@ -49,15 +52,18 @@ def measure(folder: Path, time_limit: float) -> tuple[float, float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--time-limit", type=float, default=10.0)
+    parser.add_argument("--no-flood", action="store_true", help="grade the reference alone")
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="reply-frames-"))
-    subs = {"reference": (REFERENCE / f"{VEHICLE}.py").read_text(), "reply flood": STUB_FUNCS + REPLY_FLOOD}
+    subs = {"reference": problem_file(VEHICLE, "reference").read_text(), "reply flood": STUB_FUNCS + REPLY_FLOOD}
     rows = {}
-    for name, source in subs.items():
-        folder = root / name.replace(" ", "-")
-        folder.mkdir()
-        (folder / f"{VEHICLE}.py").write_text(source)
-        rows[name] = measure(folder, args.time_limit)
+    with tempfile.TemporaryDirectory(prefix="reply-frames-") as root:
+        for name, source in subs.items():
+            if args.no_flood and name != "reference":
+                continue
+            folder = Path(root) / name.replace(" ", "-")
+            folder.mkdir()
+            problem_file(VEHICLE, "module", folder).write_text(source)
+            rows[name] = measure(folder, args.time_limit)
     base_peak, base_seconds, _ = rows["reference"]
     print(f"{'submission':<12} {'grader peak':>12} {'x normal':>9} {'seconds':>8} {'x normal':>9} {'score':>6}")
     for name, (peak, seconds, score) in rows.items():

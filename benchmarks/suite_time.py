@@ -1,6 +1,7 @@
 """The project's suite timed at several revisions, back to back on this machine.
 
     python benchmarks/suite_time.py 41a59d7 HEAD [--coverage] [--fast] [--out DIR]
+                                    [--no-install] [--select PATH ...]
 
 Each revision is cloned into a fresh folder (no state from this checkout), installed the way
 `.ci/run` installs it, and its suite run with its own command (the pytest line of its .ci/run).
@@ -8,13 +9,17 @@ Printed per revision: the wall time, the summary line, the collected test ids (w
 DIR/<rev>.ids, so a move can be mapped and checked) and with --coverage the line coverage of
 `grader/` and `seam/` in the pytest processes (sandboxed workers are not measured: the same
 for every revision). --fast also times the fast loop (`-m "not system"`) where it exists.
-The editable install is pointed back at this checkout at the end.
+The editable install is pointed back at this checkout at the end, and the clones removed.
+``--no-install`` runs each clone with what is installed (its own code first, through its
+pyproject's pythonpath) and leaves the install alone; ``--select`` runs only those tests, in one
+process (the suite's smoke run, tests/self/system/test_benchmarks.py: HEAD, one small test file).
 """
 
 import argparse
 import json
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -57,8 +62,8 @@ def timed(cmd: list[str], repo: Path, log: Path) -> tuple[float, str]:
     return wall, summary(done.stdout)
 
 
-def collected(repo: Path) -> list[str]:
-    done = sh(["python", "-m", "pytest", "-q", "--collect-only", "-p", "no:randomly"], repo)
+def collected(repo: Path, select: list[str]) -> list[str]:
+    done = sh(["python", "-m", "pytest", "-q", "--collect-only", "-p", "no:randomly", *select], repo)
     return sorted(l for l in done.stdout.splitlines() if "::" in l)
 
 
@@ -73,21 +78,23 @@ def coverage_of(repo: Path) -> dict[str, float]:
     return out
 
 
-def measure(rev: str, out: Path, cover: bool, fast: bool) -> dict:
-    repo = Path(tempfile.mkdtemp(prefix=f"suite-{rev[:10]}-"))
+def measure(rev: str, repo: Path, out: Path, cover: bool, fast: bool, installs: bool, select: list[str]) -> dict:
     subprocess.run(["git", "clone", "-q", "--no-local", str(HERE), str(repo)], check=True)
     subprocess.run(["git", "checkout", "-q", rev], cwd=repo, check=True)
-    install(repo)
-    ids = collected(repo)
+    if installs:
+        install(repo)
+    ids = collected(repo, select)
+    # a selection: those tests in this process (-n 0: the last -n counts), not the suite's workers
+    select = [*select, "-n", "0"] if select else []
     (out / f"{rev}.ids").write_text("\n".join(ids) + "\n")
     row = {"rev": rev, "tests": len(ids)}
     row["command"] = " ".join(suite_command(repo))
-    row["wall_s"], row["summary"] = timed(suite_command(repo) + MORE + (COVER if cover else []), repo,
+    row["wall_s"], row["summary"] = timed(suite_command(repo) + MORE + (COVER if cover else []) + select, repo,
                                           out / f"{rev}.log")
     if cover:
         row["coverage"] = coverage_of(repo)
     if fast and "e2e:" in (repo / "pyproject.toml").read_text():  # a revision with the fast loop
-        row["fast_s"], row["fast_summary"] = timed(FAST, repo, out / f"{rev}.fast.log")
+        row["fast_s"], row["fast_summary"] = timed(FAST + select, repo, out / f"{rev}.fast.log")
     return row
 
 
@@ -97,15 +104,22 @@ def main() -> None:
     parser.add_argument("--coverage", action="store_true")
     parser.add_argument("--fast", action="store_true")
     parser.add_argument("--out", type=Path, default=Path("suite-times"))
+    parser.add_argument("--no-install", action="store_true", help="run each clone with what is installed")
+    parser.add_argument("--select", nargs="+", default=[], metavar="PATH", help="only these tests, in one process")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    rows = []
+    rows, clones = [], []
     try:
         for rev in args.revs:
-            rows.append(measure(rev, args.out, args.coverage, args.fast))
+            clones.append(Path(tempfile.mkdtemp(prefix=f"suite-{rev[:10]}-")))
+            rows.append(measure(rev, clones[-1], args.out, args.coverage, args.fast, not args.no_install,
+                                args.select))
             print(json.dumps(rows[-1]), flush=True)
     finally:
-        install(HERE)
+        if not args.no_install:
+            install(HERE)
+        for clone in clones:  # after the install left them
+            shutil.rmtree(clone, ignore_errors=True)
     (args.out / "times.json").write_text(json.dumps(rows, indent=1) + "\n")
     base = rows[0]["wall_s"]
     for row in rows:

@@ -1,11 +1,13 @@
 """Every upload shape a student makes from the bundle, graded in full: the table for the handout.
 
-    python benchmarks/upload_shapes.py [--jobs N]
+    python benchmarks/upload_shapes.py [--jobs N] [--only PROBLEM,...] [--shapes N]
 
 Builds the real `release --student` bundle with the reference filled in, packs it as students
 do (tests/self/uploads.py: a Finder zip with __MACOSX/, a GitHub "Download ZIP", the folder
 nested, a bundle full of notebooks and stray copies), grades each with `python -m grader
 grade` as a TA would, and prints shape -> score. Every row must equal the bare modules' row.
+``--only`` and ``--shapes N`` (the first N shapes) grade less (the suite's smoke run,
+tests/self/system/test_benchmarks.py: the bare modules on one problem).
 """
 
 import argparse
@@ -24,10 +26,10 @@ from grader.paths import REFERENCE  # noqa: E402
 from tests.self.uploads import shapes  # noqa: E402
 
 
-def grade(path: Path, out: Path) -> tuple[str, float]:
+def grade(path: Path, out: Path, only: list[str]) -> tuple[str, float]:
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "grader", "grade", str(path), "--out", str(out), "--quiet",
-                           "--gpu", "skip"], cwd=ROOT, capture_output=True, text=True)
+                           "--gpu", "skip", *only], cwd=ROOT, capture_output=True, text=True)
     if proc.returncode:
         return f"exit {proc.returncode}: {proc.stderr.strip()[-200:]}", time.perf_counter() - start
     results = json.loads(out.read_text())
@@ -37,12 +39,18 @@ def grade(path: Path, out: Path) -> tuple[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2, help="grades side by side (default 2)")
+    parser.add_argument("--only", metavar="PROBLEM[,PROBLEM...]", help="grade only these problems")
+    parser.add_argument("--shapes", type=int, default=None,
+                        help="grade the first N shapes only (the bare modules first)")
     args = parser.parse_args()
+    if args.shapes is not None and args.shapes < 1:
+        parser.error(f"--shapes: give 1 or more, not {args.shapes}")
+    only = ["--only", args.only] if args.only else []
     with tempfile.TemporaryDirectory(prefix="upload-shapes-") as tmp:
-        uploads = shapes(Path(tmp) / "shapes", REFERENCE)
+        uploads = list(shapes(Path(tmp) / "shapes", REFERENCE).items())[:args.shapes]
         with ThreadPoolExecutor(args.jobs) as pool:
-            rows = list(pool.map(lambda kv: (kv[0], *grade(kv[1], Path(tmp) / f"{abs(hash(kv[0]))}.json")),
-                                 uploads.items()))
+            rows = list(pool.map(lambda kv: (kv[0], *grade(kv[1], Path(tmp) / f"{abs(hash(kv[0]))}.json", only)),
+                                 uploads))
     width = max(len(name) for name, _, _ in rows)
     print(f"| {'upload shape':<{width}} | score | seconds |")
     print(f"|{'-' * (width + 2)}|-------|---------|")
