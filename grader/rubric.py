@@ -27,7 +27,7 @@ import pytest
 from .paths import ROOT, TEST_DIRS, problem_file
 from .plugin import fact_for
 from .report import score_line, to_come_note
-from .sandbox.limits import Limits
+from .sandbox.limits import Limits, message
 from .trust import routes_table, rules_table
 from seam.allowed import ALLOWS, NOT_FOLLOWED, REFUSED
 from seam.impl import GPU_NOT_RUN
@@ -222,7 +222,7 @@ def gradescope_figures(facts, limits: Limits | None = None) -> str:
         f"| the longest a grade can take | **{duration(worst_case(limits))}** | startup {limits.startup:g} s "
         f"+ {limits.timeouts_per_submission} timeouts × {limits.time_per_test:g} s (grader/sandbox/limits.py, "
         "a submission that hangs in every call): the autograder timeout must be at least this |",
-        f"| memory a worker may hold | {limits.describe_memory()} | past it the sandbox stops the worker "
+        f"| memory a worker may hold | {message('memory_bytes', limits)} | past it the sandbox stops the worker "
         "with a message (the memory setting must leave room for it) |",
         "", f"Each report of a CPU pass ends \"{to_come_note(gpu_points, len(gpu))}\"."])
 

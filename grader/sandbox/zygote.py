@@ -18,7 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from .isolation import Isolation, Layout
+from .isolation import Isolation
+from .launch import launch as launch_of
+from .view import Layout
 from .cgroup import Group
 from .limits import Limits
 from ..paths import ROOT, SEAM, STUBS
@@ -109,7 +111,7 @@ class Zygote:
 
     def start(self) -> None:
         """Start the zygote (it imports torch); ``await_ready`` waits for it."""
-        launch = self.isolation.launch(self.layout)
+        launch = launch_of(self.isolation, self.layout)
         cfg = {**launch.config, "uid": self.uid, "threads": self.limits.threads, "cuda": self.cuda,
                "optimizers": self.optimizers,
                # every limit (the worker's messages name them all); RLIMIT_NPROC counts the uid's

@@ -12,7 +12,7 @@ import pytest
 
 from grader.grade import grade
 from grader.report import validate
-from grader.sandbox.isolation import UidLease, pool_uids
+from grader.sandbox.uids import UidLease, pool_uids
 from tests.self.attacks import ATTACKS, CONTROL, VEHICLE
 
 TIME_LIMIT = 3.0      # seconds per test for the corpus (the default is 30)

@@ -25,7 +25,7 @@ from grader.batch.scheduler import _Job
 from grader.options import Options
 from grader.batch.output import read_json, student_folder, write_json
 from grader.batch.roster import fingerprint
-from grader.sandbox.isolation import carve
+from grader.sandbox.view import carve
 from grader.paths import REFERENCE, ROOT
 from grader.plugin import GraderPlugin
 from grader.report import render_table

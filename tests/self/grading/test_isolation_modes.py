@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox.isolation import (MODES, Isolation, IsolationUnavailable, UidLease, pool_uids,
-                              python_paths)
+from grader.sandbox.isolation import MODES, Isolation, IsolationUnavailable
+from grader.sandbox.uids import UidLease, pool_uids
+from grader.sandbox.view import python_paths
 from grader.paths import ROOT
 from grader.sandbox.limits import Limits
 from grader.sandbox.sandbox import Sandbox
@@ -145,7 +146,7 @@ def test_no_mode_runs_student_code_as_root(monkeypatch, hidden, linked):
 
 def test_a_hidden_python_runs_workers_from_a_linked_tree():
     """The tree is the same files (hard links), outside root's home, readable by other uids."""
-    from grader.sandbox.isolation import _python_hidden, linked_python, unreadable_by_other, worker_python
+    from grader.sandbox.view import _python_hidden, linked_python, unreadable_by_other, worker_python
     if os.geteuid() != 0 or not _python_hidden():
         pytest.skip("not here: Python is readable by other uids (no tree is needed)")
     tree, source = linked_python()
@@ -187,7 +188,7 @@ def test_concurrent_sandboxes_get_distinct_uids():
 def held(uid: int) -> bool:
     """Whether some grader on this machine holds ``uid``'s lease now."""
     import fcntl
-    from grader.sandbox.isolation import lease_folder
+    from grader.sandbox.uids import lease_folder
     fd = os.open(lease_folder() / str(uid), os.O_RDWR)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

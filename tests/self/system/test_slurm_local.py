@@ -91,7 +91,7 @@ def test_the_apptainer_path_runs_as_the_submitting_user(tmp_path):
     """grade-array.sbatch's Apptainer command, recorded by a stub `apptainer`, checked against the
     image's layout (its 0700 folders, from the Dockerfile) and run as an unprivileged user from
     the folder it starts in, with a Python that user can read (the image's venv is world-readable)."""
-    from grader.sandbox.isolation import worker_python
+    from grader.sandbox.view import worker_python
     _, _, private = _image_layout()
     checkout = Path(tempfile.mkdtemp(prefix="apptainer-checkout-"))  # readable by the user, as a TA's is
     try:

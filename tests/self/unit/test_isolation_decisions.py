@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from grader.sandbox import isolation
-from grader.sandbox.isolation import INSIDE, MODES, TRAITS, Isolation, Layout, python_paths
+from grader.sandbox.isolation import MODES, TRAITS, Isolation
+from grader.sandbox.launch import launch
+from grader.sandbox.view import INSIDE, Layout, python_paths
 from seam import Impl
 
 SANDBOX = Path(isolation.__file__).parent
@@ -60,17 +62,17 @@ def test_what_each_mode_decides(mode, drop):
 def test_how_each_mode_starts_its_zygote(mode, layout, monkeypatch):
     launcher, namespaces, pivot, landlock, _ = EXPECTED[mode]
     monkeypatch.setattr(isolation.os, "geteuid", lambda: 0)
-    launch = Isolation(mode, drop=True).launch(layout)
-    assert (launch.prefix[0] if launch.prefix else None) == launcher
-    assert launch.prefix[-1:] == (["--"] if launcher else [])
+    started = launch(Isolation(mode, drop=True), layout)
+    assert (started.prefix[0] if started.prefix else None) == launcher
+    assert started.prefix[-1:] == (["--"] if launcher else [])
     inside = {"lib": str(INSIDE / "lib"), "submission": str(INSIDE / "submission"), "work": str(INSIDE / "work")}
     outside = {"lib": str(layout.lib), "submission": str(layout.inbox), "work": str(layout.work)}
     where = inside if namespaces else outside
-    assert {k: launch.config[k] for k in where} == where
+    assert {k: started.config[k] for k in where} == where
     # bwrap starts the worker inside the view it built; unshare's worker builds it after it started
-    assert launch.script == (f"{INSIDE}/lib/worker.py" if launcher == "bwrap" else f"{layout.lib}/worker.py")
-    assert launch.cwd == ("/" if namespaces else str(layout.work))
-    config = launch.config
+    assert started.script == (f"{INSIDE}/lib/worker.py" if launcher == "bwrap" else f"{layout.lib}/worker.py")
+    assert started.cwd == ("/" if namespaces else str(layout.work))
+    config = started.config
     assert "mode" not in config                      # the worker is told decisions, never the name
     assert config["pivot"] is pivot and config["pid_ns"] is namespaces
     assert ("view" in config and "newroot" in config) is pivot

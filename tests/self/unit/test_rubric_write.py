@@ -12,7 +12,7 @@ from grader import rubric
 from grader.paths import ROOT, problem_file
 from grader.plugin import Fact
 from grader.report import score_line
-from grader.sandbox.limits import Limits
+from grader.sandbox.limits import Limits, message
 from seam.problems import PROBLEMS
 
 
@@ -87,4 +87,4 @@ def test_the_gradescope_figures_follow_the_rubric_and_the_limits():
     assert f"| total points | **{total - gpu:g}** | the rubric's {total:g} less the {gpu:g} GPU points (2 tests)" \
         in figures
     assert f"| **{rubric.duration(rubric.worst_case(limits))}** |" in figures and "**20 min 30 s**" in figures
-    assert limits.describe_memory() in figures
+    assert message('memory_bytes', limits) in figures
