@@ -175,13 +175,15 @@ class Isolation:
         return []
 
     # -- what the report says -------------------------------------------------------------
-    def describe(self, secret: tuple[str, ...] | list[str] = ()) -> str:
+    def describe(self, secret: tuple[str, ...] | list[str] = (), cuda: bool = False) -> str:
         """The report's sandbox line; ``secret``: the grader's folders, named where the mode
-        lets the worker's uid read them."""
+        lets the worker's uid read them; ``cuda``: the worker has the GPU, and with it Unix
+        sockets (seccomp.program's ``unix_sockets``)."""
         who = ("a leased unprivileged uid" if self.drop else
                "your uid in a user namespace" if self.user_ns else "the grader's uid")
         text = self.traits.text.format(who=who, abi=landlock.abi() if self.traits.landlock else "")
-        text += "; syscall filter: no sockets, chmod, keyrings, shared memory or namespaces"
+        sockets = "no sockets but Unix ones (CUDA's driver makes one)" if cuda else "no sockets"
+        text += f"; syscall filter: {sockets}, chmod, keyrings, shared memory or namespaces"
         text += f" {self.note}" if self.note else ""
         leaks = exposed([Path(p) for p in secret]) if self.traits.warns_exposed else []
         if leaks:

@@ -64,7 +64,7 @@ class Sandbox(Impl):
 
     def describe(self) -> str:
         """The report's sandbox line: the mode, and what a uid-mode worker could still read."""
-        return self.isolation.describe(secret=self.zygote.secret)
+        return self.isolation.describe(secret=self.zygote.secret, cuda=self.zygote.cuda)
 
     @contextlib.contextmanager
     def deadline_for(self, seconds: float):

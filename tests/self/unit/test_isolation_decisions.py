@@ -92,6 +92,8 @@ def test_only_a_mode_that_reads_the_machine_warns_of_exposed_folders(mode):
     assert text.startswith(mode)
     assert ("WARNING: readable by the worker uid: /usr" in text) is EXPECTED[mode][4]
     assert "WARNING" not in iso.describe()
+    # the report says what the GPU's filter lets through (seccomp.program's unix_sockets)
+    assert "no sockets," in iso.describe() and "no sockets but Unix ones" in iso.describe(cuda=True)
 
 
 @pytest.mark.parametrize("mode", MODES)
