@@ -110,3 +110,14 @@ def test_the_readmes_limit_messages_are_the_ones_students_read():
     assert quoted, "the README quotes no limit's message"
     for limit in sorted(quoted):
         assert message(limit, Limits()) in readme, (limit, message(limit, Limits()))
+
+
+def test_every_limit_is_read_where_the_sandbox_enforces_it():
+    """A new field with its message but no code that applies it would pass the tests above: each
+    field must be read (``.field`` or ``["field"]``) by a module of grader/sandbox/ other than
+    limits.py (the worker's rlimits, the zygote's cgroup and scratch, the sandbox's deadlines)."""
+    folder = ROOT / "grader" / "sandbox"
+    code = {p.name: p.read_text() for p in folder.glob("*.py") if p.name != "limits.py"}
+    unread = [f.name for f in dataclasses.fields(Limits)
+              if not any(re.search(rf"""\.{f.name}\b|\[["']{f.name}["']\]""", text) for text in code.values())]
+    assert not unread, f"limits no code in grader/sandbox/ applies: {unread}"
