@@ -173,7 +173,7 @@ def serve(cfg: dict, req_fd: int, resp_fd: int) -> None:
         landlock.restrict(cfg["landlock"]["read"] + [f"/proc/{os.getpid()}"], cfg["landlock"]["write"],
                           cfg["landlock"]["devices"])
     import torch
-    torch.set_num_threads(cfg["threads"])
+    torch.set_num_threads(cfg["limits"]["threads"])
     set_memory_limit(cfg["limits"]["memory_bytes"])  # torch is mapped already: headroom for tests
     from seam import absent, codec
     from seam.callee import Callee, answer
@@ -341,7 +341,7 @@ def main() -> None:
     # KeyError that killed the zygote's warm-up on a GPU machine with neither set)
     os.environ.update({"HOME": cfg["work"], "TMPDIR": cfg["work"], "PATH": "/usr/bin:/bin",
                        "USER": "sandbox", "LOGNAME": "sandbox",
-                       "OMP_NUM_THREADS": str(cfg["threads"])})
+                       "OMP_NUM_THREADS": str(cfg["limits"]["threads"])})
     sys.path.insert(0, cfg["lib"])
     for module in ("seam.codec", "seam.callee", "seam.absent"):  # they import torch and numpy, never student code
         importlib.import_module(module)

@@ -81,10 +81,8 @@ class Zygote:
         # upload lacks (seam/callee.py load_package); the stubs are public
         shutil.copytree(STUBS, self.lib / "given", ignore=shutil.ignore_patterns("__pycache__"),
                         copy_function=shutil.copyfile)
-        shutil.copyfile(WORKER, self.lib / "worker.py")
-        shutil.copyfile(LANDLOCK, self.lib / "landlock.py")
-        shutil.copyfile(SECCOMP, self.lib / "seccomp.py")
-        shutil.copyfile(LIMITS, self.lib / "limits.py")
+        for script in (WORKER, LANDLOCK, SECCOMP, LIMITS):  # the worker imports them by these names
+            shutil.copyfile(script, self.lib / script.name)
         for d, _, files in os.walk(self.lib):
             os.chmod(d, 0o755)
             for f in files:
@@ -112,7 +110,7 @@ class Zygote:
     def start(self) -> None:
         """Start the zygote (it imports torch); ``await_ready`` waits for it."""
         launch = launch_of(self.isolation, self.layout)
-        cfg = {**launch.config, "uid": self.uid, "threads": self.limits.threads, "cuda": self.cuda,
+        cfg = {**launch.config, "uid": self.uid, "cuda": self.cuda,
                "optimizers": self.optimizers,
                # every limit (the worker's messages name them all); RLIMIT_NPROC counts the uid's
                # processes, so only a leased uid's worker is given one
