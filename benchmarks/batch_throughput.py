@@ -4,8 +4,8 @@
 
 The class: correct uploads (the reference), partly wrong ones (one planted bug each, from
 tests/self/bugs), broken ones (empty, a syntax error in every module, the stubs) and hostile
-ones (from tests/self/attacks.py). Prints both wall times, their ratio and the cost of one
-more submission in each mode, and checks that every submission gets the same score, test by
+ones (from tests/self/attacks.py). Prints both wall times, their ratio, the cost of one
+more submission in each mode (and what a job spends on one against a lone grade), and checks that every submission gets the same score, test by
 test, both ways (exit 1 if not). Measured in one run, back to back: the machines are shared
 and noisy, so compare ratios, not seconds. ``--size N`` grades N of the 20, spread over their
 kinds (the suite's smoke run, tests/self/system/test_benchmarks.py, grades one).
@@ -136,6 +136,8 @@ def compare(args, work: Path) -> int:
     print(f"`batch --jobs {args.jobs}`:           {batched:7.1f} s   ({batched / n:5.2f} s per submission "
           f"of wall time, {batched * args.jobs / n:5.2f} job-seconds)")
     print(f"speed-up:                   {sequential / batched:7.2f}x")
+    print(f"a batch job's seconds per submission / a lone grade's: "
+          f"{batched * args.jobs / sequential:5.2f}x")
     scores = {x: json.loads(batched_results[x].read_text())["score"] for x in names}
     print("scores: " + ", ".join(f"{x}={scores[x]:g}" for x in names))
     if mismatches:

@@ -77,7 +77,7 @@ def main() -> int:
         from ..files import write_atomically
         from ..provenance import stamp
         from ..report import write_results
-        from ..sandbox.zygote import Zygote
+        from ..sandbox.template import Zygotes
         from ..text import one_line
         try:  # checked again, by the same rules (grader/options.py): the config is only JSON
             options = Options(**cfg["options"])
@@ -89,11 +89,10 @@ def main() -> int:
             return 2
         the_pass = options.the_pass
         hide = tuple(Path(p) for p in cfg["hide"])
-        # The job's zygote imports torch once; each student's worker is a fresh fork of it, in
-        # the same isolation, and nothing of one student is left for the next (sandbox.py).
-        zygote = Zygote(setup.limits, setup.isolation, cuda=setup.uses_cuda, hide=hide,
-                        problems=setup.problems)
-        zygote.start()
+        # The job's template imports torch once; each student's zygote is a fresh fork of it, in
+        # a sandbox of its own (grader/sandbox/template.py), closed after the student.
+        zygotes = Zygotes(setup.limits, setup.isolation, cuda=setup.uses_cuda, hide=hide,
+                          problems=setup.problems)
         for line in sys.stdin:
             task = json.loads(line)
             out = Path(task["out"])
@@ -108,8 +107,9 @@ def main() -> int:
             student = {"key": task["key"], "students": task["students"], "passes": [the_pass],
                        "upload": task["upload"], "grader": stamp()}
             try:
-                results, status = grade_one(Path(task["path"]), setup, quiet=True, hide=hide,
-                                            record=partial, zygote=zygote)
+                with zygotes.one() as zygote:
+                    results, status = grade_one(Path(task["path"]), setup, quiet=True, hide=hide,
+                                                record=partial, zygote=zygote)
                 if STOPPING:
                     raise KeyboardInterrupt
                 write_results(results, out / RESULTS)
@@ -146,8 +146,8 @@ def main() -> int:
         # No signal may cut the clean-up short (batch.py removes the folder in any case).
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        if "zygote" in locals():
-            zygote.close()
+        if "zygotes" in locals():
+            zygotes.close()
         shutil.rmtree(private, ignore_errors=True)
 
 

@@ -36,11 +36,23 @@ TASKS_PER_JOB = 50            # a job is replaced after this many students (boun
 STUDENT_CAP = 4 * 3600        # seconds; a job still busy on one student after this is killed
 
 
+def job_env(jobs: int, environ: dict | None = None) -> dict:
+    """A job's environment: the jobs share the machine's cores, so torch in each grader process
+    gets its share of them (OMP_NUM_THREADS), and its idle threads sleep rather than spin
+    (OMP_WAIT_POLICY): a grader and its worker take turns, and spinning threads took the core
+    the other side waited for (benchmarks/batch_throughput.py). What the TA set is kept."""
+    environ = dict(os.environ if environ is None else environ)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    environ.setdefault("OMP_NUM_THREADS", str(max(1, cores // max(1, jobs))))
+    environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    return environ
+
+
 class _Job:
     """One grader process, the task it is working on, and its reply pipe (read raw: select()
     must see every line, so nothing may sit in a Python-side buffer)."""
 
-    def __init__(self, index: int, cfg: dict, log_dir: Path):
+    def __init__(self, index: int, cfg: dict, log_dir: Path, env: dict | None = None):
         # The job's sandboxes and unpacked uploads go in a private folder that the student uid
         # may cross (0711) but not list. The parent makes it and removes it once the job is gone,
         # however it went (SIGTERM in its clean-up, SIGKILL): no student's code is left behind.
@@ -51,7 +63,8 @@ class _Job:
         with open(log_dir / f"job{index}.log", "ab") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "grader.batch.job", json.dumps(config)],
-                stdin=subprocess.PIPE, stdout=log, stderr=log, pass_fds=(write_fd,), cwd=ROOT, text=True)
+                stdin=subprocess.PIPE, stdout=log, stderr=log, pass_fds=(write_fd,), cwd=ROOT, text=True,
+                env=env)
         os.close(write_fd)
         self.buffer = b""
         self.task: dict | None = None
@@ -242,6 +255,7 @@ def _run(tasks: list[dict], cfg: dict, jobs: int, out: Path) -> int:
     counts = dict.fromkeys(STATUSES, 0)
     started = 0
     pool: list[_Job] = []
+    env = job_env(jobs)
     # on a terminal a live bar; in a log file (Slurm's) a line every 30 s at most
     bar = tqdm(total=len(tasks), unit="student", dynamic_ncols=True, file=sys.stderr,
                mininterval=0.5 if sys.stderr.isatty() else 30)
@@ -259,7 +273,7 @@ def _run(tasks: list[dict], cfg: dict, jobs: int, out: Path) -> int:
         while pending or any(j.task for j in pool):
             busy = sum(1 for j in pool if j.task)
             while len(pool) < min(jobs, busy + len(pending)):
-                pool.append(_Job(started, cfg, log_dir))
+                pool.append(_Job(started, cfg, log_dir, env))
                 started += 1
             for job in pool:
                 if job.ready and job.task is None and pending:

@@ -78,9 +78,13 @@ class Group:
             return None
         return group
 
+    def procs(self) -> list[str]:
+        """The files a process writes its pid into to join the group (a template's fork does)."""
+        return [str(folder / "cgroup.procs") for folder in self.folders]
+
     def prefix(self) -> list[str]:
         """Put before a command line: the command runs inside the group, and all it starts."""
-        procs = [str(folder / "cgroup.procs") for folder in self.folders]
+        procs = self.procs()
         script = 'for f in "$@"; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 111; shift; done; shift; exec "$@"'
         return ["/bin/sh", "-c", script, "sh", *procs, "--"]
 

@@ -124,6 +124,13 @@ class Isolation:
         return self.launcher == "unshare"
 
     @property
+    def spawns(self) -> bool:
+        """Its zygotes may be forked from a warm template and enter their sandbox themselves
+        (spawn.py: the cgroup, unshare's namespaces, then the root and the rest as a cold zygote
+        does). Not bwrap's: bwrap builds the view before the process starts, so it must exec."""
+        return self.launcher != "bwrap"
+
+    @property
     def pid_namespace(self) -> bool:
         """The zygote is the init's child of a PID namespace of its own: killing that init ends
         every process of the sandbox, and kill(-1) inside reaches only them."""

@@ -16,6 +16,7 @@ class Launch:
     script: str         # worker.py, where the starting process finds it
     cwd: str
     config: dict        # the mode's part of the worker's config
+    entry: dict         # what a template's fork does itself instead of ``prefix`` (spawn.py)
 
 
 def launch(isolation, layout: Layout) -> Launch:
@@ -24,7 +25,8 @@ def launch(isolation, layout: Layout) -> Launch:
     where = isolation.paths(layout)
     return Launch(prefix=isolation.prefix(layout), script=_script(isolation, layout, where),
                   cwd="/" if isolation.namespaces else where["work"],
-                  config={**where, **worker_config(isolation, layout, where)})
+                  config={**where, **worker_config(isolation, layout, where)},
+                  entry={"unshare": isolation.launcher == "unshare", "user_ns": isolation.user_ns})
 
 
 def _script(isolation, layout: Layout, where: dict) -> str:

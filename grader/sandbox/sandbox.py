@@ -31,7 +31,7 @@ WATCH_POLL = 0.25  # seconds between two measurements of a scratch folder, or of
 
 class Sandbox(Impl):
     """An ``Impl`` whose code runs in a sandboxed worker process, forked by a zygote: its own,
-    or a batch job's shared one (``zygote=``; then ``close`` leaves it running). ``problems``:
+    or one a batch job gives it (``zygote=``, template.py ``Zygotes``; then ``close`` leaves it running). ``problems``:
     the grade's (None: all), which say whether its own zygote warms torch's optimizers."""
 
     def __init__(self, submission_dir: Path, limits: Limits = Limits(),

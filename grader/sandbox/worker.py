@@ -320,38 +320,72 @@ def clean_up(cfg: dict) -> None:
                 pass
 
 
-def main() -> None:
-    cfg = json.loads(sys.argv[1])
-    ctl = socket.socket(fileno=cfg["ctl"])
+def settle(cfg: dict) -> None:
+    """What a zygote sets up before it serves, the same whether it was started cold or forked
+    from a template: its root (told ``pivot``), its folder, the process bits, its environment and
+    where the seam is found."""
     if cfg["pivot"]:
         build_root(cfg)
     os.chdir(cfg["work"])
     libc = ctypes.CDLL(None)
-    libc.prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG: die with the grader (or bwrap, unshare)
+    libc.prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG: die with the grader (or bwrap, unshare, the template)
     libc.prctl(36, 1, 0, 0, 0)      # PR_SET_CHILD_SUBREAPER: orphans of a child come to us
     libc.prctl(4, 0, 0, 0, 0)       # PR_SET_DUMPABLE 0: no ptrace, no /proc/PID/mem of the zygote
     # No getppid() == 1 test for "the grader is gone": in a container the grader is often PID 1
     # itself. A gone grader closes the control socket, and the zygote exits on EOF below.
+    environ(cfg["work"], cfg["limits"]["threads"])
+    sys.path.insert(0, cfg["lib"])
+
+
+def environ(home: str, threads: int) -> None:
+    """The sandbox's environment: the grader's is not passed on but for a CUDA device's variables
+    and OMP_WAIT_POLICY, which a batch sets to PASSIVE (grader/batch/scheduler.py job_env: its
+    jobs share the cores, so torch's idle threads sleep rather than spin; a lone grade's worker
+    has a core to itself while the grader waits, and spins as torch does by default)."""
     keep = {k: v for k, v in os.environ.items()
-            if k in ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_HOME")}
+            if k in ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_HOME",
+                     "OMP_WAIT_POLICY")}
     os.environ.clear()
     os.environ.update(keep)
     # USER and LOGNAME: getpass.getuser() reads them before the password file, which a fresh
     # root lacks and where a leased uid has no entry (torch._dynamo's import asks for it: a
-    # KeyError that killed the zygote's warm-up on a GPU machine with neither set)
-    os.environ.update({"HOME": cfg["work"], "TMPDIR": cfg["work"], "PATH": "/usr/bin:/bin",
-                       "USER": "sandbox", "LOGNAME": "sandbox",
-                       "OMP_NUM_THREADS": str(cfg["limits"]["threads"])})
-    sys.path.insert(0, cfg["lib"])
-    for module in ("seam.codec", "seam.callee", "seam.absent"):  # they import torch and numpy, never student code
-        importlib.import_module(module)
-    warm_torch(cfg["optimizers"])
-    if driver_loaded():  # the checkout's own code did it: no worker forked from here could use CUDA
+    # KeyError that killed the zygote's warm-up on a GPU machine with neither set).
+    os.environ.update({"HOME": home, "TMPDIR": home, "PATH": "/usr/bin:/bin",
+                       "USER": "sandbox", "LOGNAME": "sandbox", "OMP_NUM_THREADS": str(threads)})
+    if "tempfile" in sys.modules:  # a template's fork: the folder it found is the template's
+        sys.modules["tempfile"].tempdir = None
+
+
+def warm(optimizers: bool) -> None:
+    """torch imported and warmed, what lives now frozen (its garbage collections then neither
+    scan it nor touch its pages, which stay shared with every fork): a cold zygote's start, or a
+    template's (each zygote forked from it starts with this done)."""
+    warm_torch(optimizers)
+    gc.freeze()
+
+
+def refuse_a_driver() -> None:
+    """Exit if CUDA's driver is mapped here: no worker forked from this process could use it."""
+    if driver_loaded():  # the checkout's own code did it
         print("the zygote initialised CUDA before forking its workers (libcuda is mapped): "
               "no forked worker could use the GPU", file=sys.stderr, flush=True)
         os._exit(1)
-    # What lives now (torch, the seam) lives in every worker: frozen, a worker's garbage
-    # collections do not scan it (nor touch its pages, which stay shared with the zygote).
+
+
+def main() -> None:
+    cfg = json.loads(sys.argv[1])
+    ctl = socket.socket(fileno=cfg["ctl"])
+    settle(cfg)
+    warm(cfg["optimizers"])
+    serve_forks(cfg, ctl)
+
+
+def serve_forks(cfg: dict, ctl: socket.socket) -> None:
+    """The zygote proper: the seam imported, then a fresh worker forked per order, cleaned up
+    after. Never returns."""
+    for module in ("seam.codec", "seam.callee", "seam.absent"):  # they import torch and numpy, never student code
+        importlib.import_module(module)
+    refuse_a_driver()
     gc.freeze()
     cfg["zygote_pid"] = os.getpid()
     _send(ctl, {"ready": True})

@@ -1,6 +1,7 @@
 """The zygote: the confined process that imported torch once, never runs student code, and
-forks one worker per submission (a fresh one after each crash). A Sandbox starts its own; a
-batch job keeps one for all its submissions. What the worker may see is the isolation mode's
+forks one worker per submission (a fresh one after each crash). A Sandbox starts its own, cold
+(it imports torch); a batch job's come from its template (template.py), one per student, each a
+warm fork that enters its sandbox itself (or, in bwrap mode, the job keeps one for all). What the worker may see is the isolation mode's
 business (isolation.py); this module lays out the zygote's folder, starts it under its mode's
 prefix and speaks its control socket. No Python code runs between fork and exec in the grader
 (no ``preexec_fn``): the grader may be multi-threaded and CUDA-initialised."""
@@ -33,6 +34,25 @@ WORKER = Path(__file__).with_name("worker.py")
 LANDLOCK = Path(__file__).with_name("landlock.py")
 SECCOMP = Path(__file__).with_name("seccomp.py")
 LIMITS = Path(__file__).with_name("limits.py")  # the worker reads its Limits and their messages there
+SPAWN = Path(__file__).with_name("spawn.py")    # the template's script (template.py)
+
+
+def stage_lib(lib: Path, seam: bool) -> None:
+    """A sandbox's lib/, world-readable (0755/0644 whatever the checkout's modes): the worker's
+    scripts, and with ``seam`` the seam and the handout's given code (for what one problem's
+    module imports from a module the upload lacks, seam/callee.py load_package; the stubs are
+    public). A template's lib holds its scripts alone: it imports no seam."""
+    if seam:
+        for source, name in ((SEAM, "seam"), (STUBS, "given")):
+            shutil.copytree(source, lib / name, ignore=shutil.ignore_patterns("__pycache__"),
+                            copy_function=shutil.copyfile)
+    lib.mkdir(exist_ok=True)
+    for script in (WORKER, LANDLOCK, SECCOMP, LIMITS, SPAWN):  # imported by these names
+        shutil.copyfile(script, lib / script.name)
+    for d, _, files in os.walk(lib):
+        os.chmod(d, 0o755)
+        for f in files:
+            os.chmod(os.path.join(d, f), 0o644)
 
 # The problems whose graded tests step a torch optimizer in the worker (AdamW against torch's,
 # the training loop). Torch's first step imports torch._dynamo and sympy: ~1.5 s in the zygote,
@@ -53,7 +73,8 @@ def warms_optimizers(problems: list[str] | None, cuda: bool = False) -> bool:
 
 
 class Zygote:
-    """The sandboxed process that forks workers: one per Sandbox, or one per batch job.
+    """The sandboxed process that forks workers: one per Sandbox, or one per student of a batch
+    job (forked from its ``template``).
 
     Its folder (0711, root's): lib/ (the seam, the worker script; world-readable), inbox/ (the
     current submission's modules, restaged before each fork), work/ (scratch, emptied by the
@@ -61,8 +82,10 @@ class Zygote:
     holds only Python, lib/, inbox/ and a work tmpfs (isolation.py)."""
 
     def __init__(self, limits: Limits = Limits(), isolation: Isolation | None = None,
-                 cuda: bool = False, hide: tuple[Path, ...] = (), problems: list[str] | None = None):
+                 cuda: bool = False, hide: tuple[Path, ...] = (), problems: list[str] | None = None,
+                 template=None):
         self.limits = limits
+        self.template = template  # a Template (template.py) that forks it, or None: started cold
         self.optimizers = warms_optimizers(problems, cuda)  # the grade's tests step one: take its first step here
         self.isolation = isolation or Isolation.detect()
         self.cuda = cuda
@@ -75,18 +98,7 @@ class Zygote:
         self.root = Path(tempfile.mkdtemp(prefix="grader-sandbox-"))
         os.chmod(self.root, 0o711)
         self.lib, self.inbox, self.work = self.root / "lib", self.root / "inbox", self.root / "work"
-        shutil.copytree(SEAM, self.lib / "seam", ignore=shutil.ignore_patterns("__pycache__"),
-                        copy_function=shutil.copyfile)  # 0644 whatever the checkout's modes
-        # the handout's given code, for what one problem's module imports from a module the
-        # upload lacks (seam/callee.py load_package); the stubs are public
-        shutil.copytree(STUBS, self.lib / "given", ignore=shutil.ignore_patterns("__pycache__"),
-                        copy_function=shutil.copyfile)
-        for script in (WORKER, LANDLOCK, SECCOMP, LIMITS):  # the worker imports them by these names
-            shutil.copyfile(script, self.lib / script.name)
-        for d, _, files in os.walk(self.lib):
-            os.chmod(d, 0o755)
-            for f in files:
-                os.chmod(os.path.join(d, f), 0o644)
+        stage_lib(self.lib, seam=True)
         self.inbox.mkdir(mode=0o700)
         self.work.mkdir(mode=0o700)
         self._set_folders()
@@ -108,7 +120,8 @@ class Zygote:
                       disk_bytes=self.limits.disk_bytes, cuda=self.cuda)
 
     def start(self) -> None:
-        """Start the zygote (it imports torch); ``await_ready`` waits for it."""
+        """Start the zygote: cold (it imports torch), or forked from its template (warm);
+        ``await_ready`` waits for it."""
         launch = launch_of(self.isolation, self.layout)
         cfg = {**launch.config, "uid": self.uid, "cuda": self.cuda,
                "optimizers": self.optimizers,
@@ -120,12 +133,22 @@ class Zygote:
         cfg["ctl"] = theirs.fileno()
         self.log_path = self.root / "zygote.log"
         with open(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as log:
-            self.proc = subprocess.Popen(
-                (self.cgroup.prefix() if self.cgroup else []) + launch.prefix
-                + [self.python[0], "-I", launch.script, json.dumps(cfg)], stdin=subprocess.DEVNULL,
-                stdout=log, stderr=log, close_fds=True, pass_fds=(theirs.fileno(),),
-                start_new_session=True, cwd=launch.cwd)
-        theirs.close()
+            try:
+                if self.template is not None:  # it enters what a cold zygote's prefix gives it
+                    self.proc = self.template.spawn(
+                        {**cfg, **launch.entry, "cgroup": self.cgroup.procs() if self.cgroup else []},
+                        theirs.fileno(), log.fileno(), time.monotonic() + self.limits.startup)
+                else:
+                    self.proc = subprocess.Popen(
+                        (self.cgroup.prefix() if self.cgroup else []) + launch.prefix
+                        + [self.python[0], "-I", launch.script, json.dumps(cfg)], stdin=subprocess.DEVNULL,
+                        stdout=log, stderr=log, close_fds=True, pass_fds=(theirs.fileno(),),
+                        start_new_session=True, cwd=launch.cwd)
+            except BaseException:
+                ours.close()
+                raise
+            finally:
+                theirs.close()
         self.ctl = ours
         self.ready = False
         self.child_alive = False
@@ -189,6 +212,8 @@ class Zygote:
                            user=self.uid, group=self.uid, extra_groups=[], cwd="/")
         if self.ctl is not None:
             self.ctl.close()
+        if self.template is not None:
+            self.proc.release()
         self.proc, self.ctl, self.ready, self.child_alive = None, None, False, False
 
     def close(self) -> None:

@@ -2,6 +2,7 @@
 answers; each namespaced or Landlock mode shows the worker its allow-list and nothing else; no
 worker outlives its sandbox; the mode is detected from what the machine allows."""
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from grader.sandbox.view import python_paths
 from grader.paths import ROOT
 from grader.sandbox.limits import Limits
 from grader.sandbox.sandbox import Sandbox
+from grader.sandbox.template import Zygotes
 from seam import SandboxFailure
 
 MODULE = '''
@@ -55,12 +57,31 @@ def modes():
     return out
 
 
-@pytest.fixture(params=modes())
+def ways():
+    """Each mode's zygote as ``grade`` starts it (cold), and as a batch job's template forks it
+    (template.py), where the mode allows that."""
+    out = []
+    for param in modes():
+        isolation = param.values[0]
+        out.append(pytest.param((isolation, "cold"), id=f"{param.id}-cold", marks=param.marks))
+        if isolation is None or isolation.spawns:
+            out.append(pytest.param((isolation, "template"), id=f"{param.id}-template", marks=param.marks))
+    return out
+
+
+@pytest.fixture(params=ways())
 def sandbox(request, tmp_path):
+    isolation, how = request.param
     (tmp_path / "intensity.py").write_text(MODULE)
-    box = Sandbox(tmp_path, Limits(time_per_test=4), isolation=request.param)
-    yield box
-    box.close()
+    with contextlib.ExitStack() as stack:
+        zygote = None
+        if how == "template":
+            zygotes = Zygotes(Limits(time_per_test=4), isolation)
+            stack.callback(zygotes.close)
+            zygote = stack.enter_context(zygotes.one())
+        box = Sandbox(tmp_path, Limits(time_per_test=4), isolation=isolation, zygote=zygote)
+        stack.callback(box.close)
+        yield box
     (ROOT / f"probe-{os.getpid()}").unlink(missing_ok=True)
 
 

@@ -181,6 +181,18 @@ def test_a_job_given_bad_options_says_so_and_ends(tmp_path):
     assert job.proc.returncode == 2
 
 
+def test_a_batch_s_jobs_share_the_cores_and_sleep_when_idle():
+    """Each job's torch gets its share of the cores and idle threads that sleep (the sandboxes
+    keep OMP_WAIT_POLICY: tests/self/grading/test_template.py); what the TA set is kept."""
+    from grader.batch.scheduler import job_env
+    cores = len(os.sched_getaffinity(0))
+    assert job_env(1, {}) == {"OMP_NUM_THREADS": str(cores), "OMP_WAIT_POLICY": "PASSIVE"}
+    assert job_env(cores * 4, {"PATH": "/bin"}) == {"PATH": "/bin", "OMP_NUM_THREADS": "1",
+                                                    "OMP_WAIT_POLICY": "PASSIVE"}
+    mine = {"OMP_NUM_THREADS": "7", "OMP_WAIT_POLICY": "ACTIVE"}
+    assert job_env(2, mine) == mine
+
+
 def test_each_rule_is_written_once():
     """The messages live in grader/options.py alone (the command line's types call its checks)."""
     texts = {p: p.read_text() for p in (ROOT / "grader").rglob("*.py")}
