@@ -162,14 +162,18 @@ def main(argv=None) -> int:
         print(f"reference with --isolation uid: {uid_results['score']:g}/{uid_total:g}; "
               f"report: {summary['uid_mode']['sandbox']}")
 
-        # the allow-list attacks, in every mode the container allows (tests/self/grading/test_allowlist.py)
+        # the allow-list attacks, in every mode the container allows (tests/self/grading/test_allowlist.py),
+        # and a batch job's template forking each student's zygote in the container's mode
+        # (tests/self/grading/test_template.py)
         attacks = sh(["docker", "run", "--rm", "--network", "none", "--entrypoint", "python",
                       "-v", f"{ROOT / 'tests' / 'self'}:/grader/tests/self:ro", IMAGE,
-                      "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests/self/grading/test_allowlist.py"])
+                      "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests/self/grading/test_allowlist.py",
+                      "tests/self/grading/test_template.py"])
         tail = [l for l in attacks.stdout.splitlines() if l.strip()][-8:]
         summary["allowlist_attacks"] = {"exit": attacks.returncode, "tail": tail}
         ok &= attacks.returncode == 0
-        print("allow-list attacks in the container: " + ("passed" if attacks.returncode == 0 else "FAILED"))
+        print("allow-list attacks and the template in the container: "
+              + ("passed" if attacks.returncode == 0 else "FAILED"))
         for line in tail:
             print(f"    {line}")
 

@@ -87,24 +87,40 @@ class Template:
 
     def spawn(self, cfg: dict, ctl_fd: int, log_fd: int, deadline: float) -> Spawned:
         """A fresh zygote with config ``cfg`` (zygote.py's, with launch.py's ``entry`` and the
-        cgroup's files), its control socket ``ctl_fd`` and its log ``log_fd``."""
-        if not self.alive():  # never started, or gone (killed, out of memory): a fresh one
-            self.close_process()
-            self.start()
+        cgroup's files), its control socket ``ctl_fd`` and its log ``log_fd``. A template found
+        gone (killed, out of memory), before or while it forks, is started again once."""
+        for again in (False, True):
+            if not self.alive():
+                self.close_process()
+                self.start()
+            reply, fds = self._order(cfg, ctl_fd, log_fd, deadline)
+            if type(reply) is dict and type(reply.get("spawned")) is int and len(fds) == 1:
+                return Spawned(reply["spawned"], fds[0])
+            for fd in fds:
+                os.close(fd)
+            if again or not self._died():
+                raise self._failure("the sandbox's template could not fork its zygote")
+        raise AssertionError("unreachable")
+
+    def _order(self, cfg: dict, ctl_fd: int, log_fd: int, deadline: float) -> tuple[object, list[int]]:
+        """(its answer, the fds that came with it) to one spawn order; (None, []) if none came."""
         if not self.ready:
             if self._recv(deadline)[0] != {"ready": True}:
-                raise self._failure("the sandbox's template did not start")
+                return None, []
             self.ready = True
         try:
             socket.send_fds(self.ctl, [json.dumps({"op": "spawn", "cfg": cfg}).encode()], [ctl_fd, log_fd])
-        except OSError as e:
-            raise self._failure(f"the sandbox's template is gone ({e})") from None
-        reply, fds = self._recv(deadline)
-        if type(reply) is not dict or type(reply.get("spawned")) is not int or len(fds) != 1:
-            for fd in fds:
-                os.close(fd)
-            raise self._failure("the sandbox's template could not fork its zygote")
-        return Spawned(reply["spawned"], fds[0])
+        except OSError:
+            return None, []
+        return self._recv(deadline)
+
+    def _died(self) -> bool:
+        """Whether it is gone (a killed process is reaped within the second)."""
+        try:
+            self.proc.wait(timeout=1)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
 
     def _recv(self, deadline: float) -> tuple[object, list[int]]:
         left = deadline - time.monotonic()

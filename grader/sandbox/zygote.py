@@ -1,9 +1,10 @@
 """The zygote: the confined process that imported torch once, never runs student code, and
 forks one worker per submission (a fresh one after each crash). A Sandbox starts its own, cold
 (it imports torch); a batch job's come from its template (template.py), one per student, each a
-warm fork that enters its sandbox itself (or, in bwrap mode, the job keeps one for all). What the worker may see is the isolation mode's
-business (isolation.py); this module lays out the zygote's folder, starts it under its mode's
-prefix and speaks its control socket. No Python code runs between fork and exec in the grader
+warm fork that enters its sandbox itself (in bwrap mode the job keeps one for all). What the
+worker may see is the isolation mode's business (isolation.py); this module lays out the
+zygote's folder, starts it under its mode's prefix (or has its template fork it) and speaks its
+control socket. No Python code runs between fork and exec in the grader
 (no ``preexec_fn``): the grader may be multi-threaded and CUDA-initialised."""
 
 
@@ -102,8 +103,9 @@ class Zygote:
         self.inbox.mkdir(mode=0o700)
         self.work.mkdir(mode=0o700)
         self._set_folders()
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen | None = None  # (or a template's Spawned: the same calls)
         self.ctl: socket.socket | None = None
+        self.unstarted = ""  # why its template could not fork it (await_ready says so)
         self.ready = False
         self.child_alive = False
         self.forks = 0
@@ -144,6 +146,11 @@ class Zygote:
                         + [self.python[0], "-I", launch.script, json.dumps(cfg)], stdin=subprocess.DEVNULL,
                         stdout=log, stderr=log, close_fds=True, pass_fds=(theirs.fileno(),),
                         start_new_session=True, cwd=launch.cwd)
+            except SandboxFailure as e:  # said when it is awaited, as a cold zygote's failure is
+                ours.close()
+                why = self.log_tail()  # what its fork said before it died, if it did
+                self.proc, self.ctl, self.unstarted = None, None, f"{e}" + (f"; {why}" if why else "")
+                return
             except BaseException:
                 ours.close()
                 raise
@@ -156,6 +163,9 @@ class Zygote:
     def await_ready(self, deadline: float) -> None:
         if self.ready:
             return
+        if self.unstarted:  # its template could not fork it
+            why, self.unstarted = self.unstarted, ""
+            raise SandboxFailure(why)
         message = self._recv(deadline)
         if message != {"ready": True}:
             why = self.log_tail()

@@ -61,11 +61,11 @@ def ways():
     """Each mode's zygote as ``grade`` starts it (cold), and as a batch job's template forks it
     (template.py), where the mode allows that."""
     out = []
-    for param in modes():
+    for mode, param in zip(MODES, modes()):
         isolation = param.values[0]
-        out.append(pytest.param((isolation, "cold"), id=f"{param.id}-cold", marks=param.marks))
-        if isolation is None or isolation.spawns:
-            out.append(pytest.param((isolation, "template"), id=f"{param.id}-template", marks=param.marks))
+        out.append(pytest.param((isolation, "cold"), id=f"{mode}-cold", marks=param.marks))
+        if Isolation(mode, drop=False).spawns:  # (what the mode decides, wherever it runs)
+            out.append(pytest.param((isolation, "template"), id=f"{mode}-template", marks=param.marks))
     return out
 
 

@@ -32,7 +32,11 @@ def readable_memory(pid: int) -> bytes:
     """Every region of ``pid`` that holds data: its heap, stacks and anonymous mappings, and any
     file it mapped but a shared library (their code is the same in every process)."""
     chunks = []
-    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
+    try:
+        mem = open(f"/proc/{pid}/mem", "rb", buffering=0)
+    except PermissionError as e:  # Docker's default drops CAP_SYS_PTRACE: no undumpable process's memory
+        pytest.skip(f"this root may not read another process's memory here ({e})")
+    with open(f"/proc/{pid}/maps") as maps, mem:
         for line in maps:
             fields = line.split(maxsplit=5)
             span, perms, path = fields[0], fields[1], (fields[5].strip() if len(fields) > 5 else "")
@@ -179,3 +183,34 @@ os.waitpid(pid, 0)
     if "error" in seen and "Operation not permitted" in seen["error"]:
         pytest.skip(f"this kernel refuses user namespaces to unprivileged users: {seen['error']}")
     assert seen == {"pid": 1, "uid": 0, "map": ["0", "65534", "1"]}, seen
+
+
+@needs_root
+def test_a_template_that_died_is_started_again_and_one_that_cannot_fork_is_said(tmp_path, monkeypatch):
+    """Killed between two students (the kernel's OOM killer, a TA's kill), the template is started
+    again for the next; a fork it cannot make fails that student's calls with the reason, as a
+    cold zygote that does not start does, and the job goes on."""
+    from grader.sandbox.template import Template
+    from seam import SandboxFailure
+    (tmp_path / VEHICLE).mkdir()
+    problem_file(VEHICLE, "module", tmp_path / VEHICLE).write_text(NAMESPACES)
+    zygotes = Zygotes(Limits(time_per_test=20), Isolation.detect())
+
+    def one_student() -> float:
+        with zygotes.one() as zygote:
+            box = Sandbox(tmp_path / VEHICLE, zygote=zygote)
+            try:
+                return box.intensity.ridge_point(2.0, 1.0)
+            finally:
+                box.close()
+    try:
+        assert one_student() == 2.0
+        first = zygotes.template.proc.pid
+        os.kill(first, 9)
+        assert one_student() == 2.0
+        assert zygotes.template.proc.pid != first
+        monkeypatch.setattr(Template, "spawn", lambda *a: (_ for _ in ()).throw(SandboxFailure("no fork here")))
+        with pytest.raises(SandboxFailure, match="no fork here"):
+            one_student()
+    finally:
+        zygotes.close()
