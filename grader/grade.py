@@ -169,7 +169,7 @@ def grade_one(submission: Path, setup: Setup, quiet: bool = False, hide: tuple[P
     if plugin.to_come:
         notes.append(to_come_note(sum(plugin.to_come.values()), len(plugin.to_come)))
     results = build_results(list(plugin.facts.values()), time.monotonic() - start, notes, stamp(),
-                            plugin.impl.violations(), plugin.to_come, sandbox.incidents())
+                            plugin.impl.violations(), plugin.to_come, sandbox.incidents(), plugin.impl.notes())
     return results, located.status
 
 

@@ -33,7 +33,7 @@ class Fact:
     outcome: str = "failed"    # "passed" | "failed" | "not_run"
     message: str = ""
     needs_peak: bool = False   # marker gpu_peak: an MFU test, needs the GPU in the peak table
-    how: str = ""              # marker how: checks how the work is done (seam/tamper.py): "detected",
+    how: str = ""              # marker how: checks how the work is done (seam/review.py): "detected",
                                # or "caught" (how("caught"): the grader reads it from outside)
     counted: bool = True       # False: reported in the summary, left out of the total
     waited: float = 0.0        # seconds a GPU test waited for another grader's (gpu.device_lock)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import jsonschema
 
-from seam.problems import PROBLEMS, line, problem_number, section, touched
+from seam.problems import PROBLEMS, RULED, line, problem_number, section, touched
+from seam.review import said
 from .files import write_atomically as _write_file
 from .paths import SCHEMA
 from .text import clean, indent, one_line
@@ -32,7 +33,7 @@ def _order(fact) -> tuple:
 
 def build_results(facts, execution_time: float, notes: list[str], grader: dict | None = None,
                   violations: dict[str, str] | None = None, to_come: dict[str, float] | None = None,
-                  incidents: dict[str, list[str]] | None = None) -> dict:
+                  incidents: dict[str, list[str]] | None = None, review: list[dict] = ()) -> dict:
     """results.json as Gradescope reads it; one entry per test, numbered <problem>.<k>.
 
     A test that did not run (``Fact.outcome == "not_run"``, e.g. a GPU test on a CPU machine) is
@@ -45,7 +46,8 @@ def build_results(facts, execution_time: float, notes: list[str], grader: dict |
     (``extra_data.functions``), so that merge charges a rule broken in one pass to the others.
     ``to_come``: test number -> points of the GPU tests a CPU pass left out (``extra_data.to_come``).
     ``incidents``: the sandbox's record of what hung or crashed (``Sandbox.incidents``), kept in
-    ``extra_data.incidents`` for the class report."""
+    ``extra_data.incidents`` for the class report. ``review``: notes for a person (seam/review.py),
+    each with the points at stake in its module (``stakes``), in ``extra_data.review``."""
     if any(fact.index is None for fact in facts):  # made by hand, not collected by the plugin
         number(facts)
     tests = []
@@ -74,22 +76,36 @@ def build_results(facts, execution_time: float, notes: list[str], grader: dict |
         tests.append(entry)
     uncounted = [f"not counted: {f.problem}: {f.title}: {f.message}"
                  for f in sorted((f for f in facts if not f.counted), key=_order)]
-    return assemble(tests, execution_time, [*notes, *uncounted], grader, violations, to_come, incidents)
+    stake = stakes(facts)
+    review = [{**n, "at_stake": stake.get(n["file"].removesuffix(".py"), 0.0)} for n in review]
+    return assemble(tests, execution_time, [*notes, *uncounted], grader, violations, to_come, incidents, review)
+
+
+def stakes(facts) -> dict[str, float]:
+    """problem -> the points a note in its module could have hidden something from: its tests
+    that call a ruled function, and its checks of how the work is done."""
+    out: dict[str, float] = {}
+    for fact in facts:
+        if fact.how or touched(fact.functions, RULED):
+            out[fact.problem] = out.get(fact.problem, 0.0) + fact.points
+    return out
 
 
 def assemble(tests: list[dict], execution_time: float, notes: list[str], grader: dict | None = None,
              violations: dict[str, str] | None = None, to_come: dict[str, float] | None = None,
-             incidents: dict[str, list[str]] | None = None) -> dict:
+             incidents: dict[str, list[str]] | None = None, review: list[dict] = ()) -> dict:
     """results.json from its parts, for one grade (build_results) and for a merge of passes
     (batch/merge.py) alike: the score is the tests' sum, the ``output`` is ``summary``'s,
     ``extra_data`` keeps the grader's stamp, the honest-work rules broken and the notes (as
     data: merge and the score table read them there, never back out of the ``output``)."""
     violations = violations or {}
     notes = [one_line(n) for n in notes]
+    review = [dict(n) for n in review]
     results = {"score": sum(t["score"] for t in tests), "execution_time": round(execution_time, 3),
-               "output": summary(tests, notes, violations), "tests": tests}
+               "output": summary(tests, notes, violations, review), "tests": tests}
     results["extra_data"] = (({"grader": grader} if grader else {}) | {"notes": notes}
                              | ({"honest_work": dict(violations)} if violations else {})
+                             | ({"review": review} if review else {})
                              | ({"to_come": {"tests": dict(to_come), "points": sum(to_come.values())}}
                                 if to_come else {})
                              | ({"incidents": {k: list(v) for k, v in incidents.items()}} if incidents else {}))
@@ -123,18 +139,31 @@ def charge(tests: list[dict], violations: dict[str, str]) -> None:
 # The summary, built in one place from data: ``summary_lines`` is the only code that writes a
 # results.json's ``output`` or the head of its score table (grade, merge and Gradescope all
 # reach it through ``assemble``; the table reads the same data back from extra_data).
-def summary_lines(tests: list[dict], notes: list[str] = (), violations: dict[str, str] | None = None) -> list[str]:
+SHOWN_NOTES = 6  # review notes written out in a summary; the rest are counted (all are in extra_data)
+
+
+def review_lines(review: list[dict]) -> list[str]:
+    """The review notes (seam/review.py), one line each, the first ``SHOWN_NOTES`` of them."""
+    lines = [said(n) for n in review[:SHOWN_NOTES]]
+    if len(review) > SHOWN_NOTES:
+        lines.append(f"review: {len(review) - SHOWN_NOTES} more notes of the same kind (extra_data.review)")
+    return lines
+
+
+def summary_lines(tests: list[dict], notes: list[str] = (), violations: dict[str, str] | None = None,
+                  review: list[dict] = ()) -> list[str]:
     """results.json's ``output``, line by line: the score line first, and the only one; then
-    each honest-work rule broken (``violations``), then the notes (Gradescope's GPU note is its
-    first). Every line is one line of the grader's, whatever names a submission gave its files
-    (text.py), so none of them starts a line of its own."""
-    said = [*honest_lines(violations or {}), *notes]
-    return [score_line(tests), *(one_line(n) for n in said)]
+    each honest-work rule broken (``violations``), then the notes for review, then the notes
+    (Gradescope's GPU note is its first). Every line is one line of the grader's, whatever names
+    a submission gave its files (text.py), so none of them starts a line of its own."""
+    said_ = [*honest_lines(violations or {}), *review_lines(list(review)), *notes]
+    return [score_line(tests), *(one_line(n) for n in said_)]
 
 
-def summary(tests: list[dict], notes: list[str] = (), violations: dict[str, str] | None = None) -> str:
+def summary(tests: list[dict], notes: list[str] = (), violations: dict[str, str] | None = None,
+            review: list[dict] = ()) -> str:
     """``summary_lines`` as results.json's ``output`` holds them."""
-    return "\n".join(summary_lines(tests, notes, violations))
+    return "\n".join(summary_lines(tests, notes, violations, review))
 
 
 def notes_of(results: dict) -> list[str]:
@@ -144,6 +173,11 @@ def notes_of(results: dict) -> list[str]:
 
 def violations_of(results: dict) -> dict[str, str]:
     return dict(results.get("extra_data", {}).get("honest_work") or {})
+
+
+def review_of(results: dict) -> list[dict]:
+    """The notes for review a results.json holds (seam/review.py), as data."""
+    return [dict(n) for n in results.get("extra_data", {}).get("review") or ()]
 
 
 def not_run(test: dict) -> bool:
@@ -215,7 +249,8 @@ def _failures(row: dict, max_lines: int) -> list[str]:
 def render_table(results: dict, max_lines: int = 6) -> str:
     """The score table for a terminal: what the summary says first (an unusable upload's cause,
     the sandbox), one row per problem, what failed and why, what did not run, the score last."""
-    score, *head = summary_lines(results["tests"], notes_of(results), violations_of(results))  # last here
+    score, *head = summary_lines(results["tests"], notes_of(results), violations_of(results),
+                                 review_of(results))  # the score line last here
     rows = per_problem(results)
     width = max(len(r["problem"]) for r in rows) if rows else 10
     out = head + ([""] if head else [])

@@ -1,15 +1,15 @@
-"""The trust model's honest-work table, rule by rule: what enforces each rule and what routes
-remain, each with the points it puts at stake. README.md's tables are made from this module
+"""The trust model's honest-work table, rule by rule: what enforces each rule and what a
+shortcut still keeps, each with its points. README.md's tables are made from this module
 (`python -m grader rubric --write`; a self-test checks they are current).
 
-A rule is enforced by up to four things, strongest first:
-- absent: what it forbids is not in the sandbox's Python (seam/absent.py, the rule's ``absent``);
-- the allow-list: a graded module that could blind the watch is refused before it runs
-  (seam/allowed.py), which costs every ruled function;
-- watched: seam/honest.py sees the forbidden code run (how, by the rule's kind below);
+Points rest on evidence, strongest first:
+- absent: what a rule forbids is not in the sandbox's Python (seam/absent.py, the rule's
+  ``absent``): a shortcut through it raises, whatever blinded the watch;
 - behaviour: tests whose cases the forbidden library cannot answer (a format torch has no dtype
-  for, a layout it will not build): points a shortcut loses even with the watch blinded, as
-  measured by tests/self/behaviour.py (its record, grader.paths.BEHAVIOUR).
+  for, a layout it will not build): the points a shortcut loses even with the watch blinded, as
+  measured by tests/self/behaviour.py (its record, grader.paths.BEHAVIOUR);
+- watched: seam/honest.py sees the forbidden code run, and charges the function it ran for.
+A construct that could blind the watch takes no point: it is a note for review (seam/review.py).
 """
 
 import dataclasses
@@ -43,32 +43,18 @@ def _of(*names: str) -> tuple[str, ...]:
 
 
 ROUTES = (
+    Route("a construct that blinds the watch (a thread, a profiler set from C, torch's mode stacks popped, "
+          "a module reached by a name made at run time), then the library's shortcut",
+          "the watch runs in the student's process; the construct is a note for review naming the student "
+          "(seam/review.py), never a charge: what the shortcut keeps is the last column of the table above",
+          EVERY),
     Route("`torch.finfo(dtype).max` / `.eps` ... in the dtype limits",
           "`torch.finfo` is a C type whose attributes no profiler or mode sees: left out of the rule rather "
           "than pretended (the formats torch has no dtype for are the behaviour cases)",
           ("dtypes.max_value", "dtypes.eps", "dtypes.smallest_normal", "dtypes.smallest_subnormal")),
-    Route("a module reached through an object library code hands back, which the allow-list does not follow "
-          "(a callback a library calls with a module, an attribute of what a library returns), then the "
-          "watch's hooks removed and restored",
-          "every check runs in the student's process; the allow-list reads the names the text holds", EVERY),
-    Route("a dunder's name built at run time and read off `self` (`getattr(self, name)`): one step into "
-          "its own class and bound methods",
-          "names on `self` are left free for honest code (`getattr(self, key.lower())`); every further step "
-          "off what that returns is refused unless its name is provably no dunder", EVERY),
-    Route("bytes unpickled (`pickle.loads`, `torch.load(weights_only=False)`): unpickling calls what the bytes "
-          "name, ctypes or the seam among them",
-          "the allow-list reads code, not data; torch.save / torch.load of a checkpoint is honest code", EVERY),
-    Route("a process started at import (the allow-list lets `subprocess` and `multiprocessing` be imported), "
-          "fed through a pipe",
-          "no thread or process is started under the function, and nothing of theirs runs in it", EVERY),
     Route("an identity einops call in front of hand-written `view` / `transpose`",
           "what torch computes from an einops result counts as einops' (a correct `rearrange` then `@` must "
           "pass)", _of("named axes through einops")),
-    Route("an object of torch's AdamW / Adam that a probe hands to `optimizer_state_bytes` or the training "
-          "loop, kept and driven later by their `AdamW`",
-          "the probes need torch's real optimizers, so their classes stay in the worker behind those objects; "
-          "their code running under a ruled function is still seen by the watch (by its file)",
-          ("optim.AdamW",)),
     Route("`torch.profiler` / `torch.autograd.profiler` for FLOPs",
           "torch's optimizers use `record_function` from them, so they cannot be taken out; the watch sees "
           "their code run", _of("FLOPs counted from the shapes")),
@@ -93,26 +79,26 @@ def _points(tests: dict) -> str:
     return f"{sum(tests.values()):g}"
 
 
-def behaviour(functions, record) -> str:
-    """What the best measured shortcut of each function loses with the watch blinded, and which
-    functions no shortcut was measured for."""
-    lost, unmeasured = {}, []
+def kept(functions, record) -> str:
+    """The points the best measured shortcut of each function keeps with the watch blinded (its
+    tests that the library answers), and which functions no shortcut was measured for."""
+    keep, unmeasured = {}, []
     for f in functions:
         entry = record.get(f)
         if not entry or not entry["taken"]:
             unmeasured.append(f"`{f}`")
             continue
         best = max(entry["taken"].values(), key=lambda names: sum(entry["tests"][n] for n in names))
-        lost.update({(f.split(".")[0], t): p for t, p in entry["tests"].items() if t not in best})
-    text = f"{_points(lost)} pt" + (f" ({len(lost)} test{'s' * (len(lost) != 1)})" if lost else "")
+        keep.update({(f.split(".")[0], t): entry["tests"][t] for t in best})
+    text = f"{_points(keep)} pt" + (f" ({len(keep)} test{'s' * (len(keep) != 1)})" if keep else "")
     return text + (f"; no shortcut measured for {', '.join(unmeasured)}" if unmeasured else "")
 
 
 def rules_table() -> str:
     """One row per rule: its functions and points, and each thing that enforces it."""
     record = measured()
-    lines = ["| rule | functions | points | not in the sandbox (seam/absent.py) | refused before it runs | "
-             "watched by | behaviour: lost by a shortcut the watch cannot see |", "|---|---|---|---|---|---|---|"]
+    lines = ["| rule | functions | points | not in the sandbox (seam/absent.py) | watched by "
+             "| kept by the best shortcut with the watch blinded (measured) |", "|---|---|---|---|---|---|"]
     by_rule: dict[Rule, list[str]] = {}
     for function, rule in RULED.items():
         by_rule.setdefault(rule, []).append(function)
@@ -120,7 +106,7 @@ def rules_table() -> str:
         how = [SEEN[k] for k in SEEN if getattr(rule, k)]
         gone = ", ".join(f"`{m}`" for m in rule.absent) or "nothing (honest code elsewhere needs it)"
         lines.append(f"| {rule.name} | {', '.join(f'`{f}`' for f in functions)} | {_points(_tests(functions, record))} "
-                     f"| {gone} | the allow-list (seam/allowed.py) | {'; '.join(how)} | {behaviour(functions, record)} |")
+                     f"| {gone} | {'; '.join(how)} | {kept(functions, record)} |")
     return "\n".join(lines)
 
 

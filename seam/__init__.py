@@ -19,7 +19,7 @@ ValueError/IndexError/... by name, anything else as ``SubmissionError``.
 # fraction of a second), and what needs torch (seam/impl.py: Impl, InProcess, the exceptions) is
 # imported when a name of it is first asked for.
 PUBLIC = ("Impl", "InProcess", "describe", "rebuild", "Struct", "SubmissionError", "ModuleUnavailableError",
-          "SandboxFailure", "PASSTHROUGH", "BLINDS_RULES", "GRADER_PLUGIN", "GPU_NOT_RUN", "PROBLEMS", "RULED")
+          "SandboxFailure", "PASSTHROUGH", "GRADER_PLUGIN", "GPU_NOT_RUN", "PROBLEMS", "RULED")
 
 
 def __getattr__(name: str):

@@ -15,7 +15,7 @@ container), each rule's ``absent`` (seam/problems.py) goes:
 
 The seam's probes keep the real classes they drive as oracles' helpers (the optimizers handed to
 ``optimizer_state_bytes`` and to the training loop): they took them at import, and the seam's
-modules are left as they are (no graded module may reach them: seam/tamper.py). So an object of a
+modules are left as they are. So an object of a
 forbidden class can still reach a student function as an argument, and its methods still run
 torch's code: that route is the watch's (seam/honest.py), and the README's trust table says so.
 

@@ -27,9 +27,8 @@ from types import ModuleType
 
 from . import codec, probes
 from .frames import MAX_FRAME, read_frame, write_frame
-from .honest import Honest
+from .honest import Honest, Instrumentation
 from .problems import PROBLEMS, STRUCT_MODULES
-from .tamper import Instrumentation
 
 # Said after an EPERM in the sandbox (grader/sandbox/seccomp.py denies such calls with EPERM, whichever)
 FORBIDDEN = ("perhaps a call the sandbox forbids (changing file modes, owners or times, sockets, "
@@ -103,7 +102,6 @@ class Callee:
         self.instrumentation = Instrumentation()  # before any student module is imported
         # the honest-work rules (seam/honest.py); off only for the reference in the tests' own process
         self.honest = Honest(self.folder) if watched else None
-        self.unverifiable = ""
         self.kept: list = []  # what a probe keeps alive until the next request (a memmap to be read)
 
     def module(self, problem: str) -> ModuleType:
@@ -164,30 +162,32 @@ class Callee:
             if fn is None or attr not in probes.__all__:
                 raise ModuleUnavailable(f"no probe named {attr!r}")
             if attr in probes.HOW:
-                return lambda *a, **k: self._watched(fn, *a, **k)
+                return lambda *a, **k: self._watched(probes.problem_of(target), fn, *a, **k)
             return lambda *a, **k: fn(self, *a, **k)
         mod = self.module(head)
         if not hasattr(mod, attr):
             raise AttributeError(f"{head}.py has no attribute {attr!r} (keep the stub's names)")
         return getattr(mod, attr)
 
-    def _watched(self, fn, *args, **kwargs):
-        """A "how" probe, and the look at its instrumentation after it (seam/tamper.py): what
-        changed is sent with the reply ("unverifiable"), and the "how" tests then fail."""
+    def _watched(self, problem: str, fn, *args, **kwargs):
+        """A "how" probe, and a look at its instrumentation after it: what changed (a thread of
+        theirs still running, a profiler, the seam) is a note for review, sent with the reply."""
         before = self.instrumentation.before()
         try:
             return fn(self, *args, **kwargs)
         finally:
-            self.unverifiable = self.unverifiable or self.instrumentation.broken(before)
+            changed = self.instrumentation.broken(before)
+            if changed and self.honest is not None:
+                self.honest.note(*changed, None, [f"{problem}."])
 
     def handle(self, request) -> dict:
         self.kept.clear()
         self.ran: set[str] = set()
         response = self._handle(request)
-        if self.unverifiable:
-            response["unverifiable"] = self.unverifiable[:500]
         if self.honest is not None and self.honest.violations:  # every reply: one may go unread
             response["violations"] = dict(self.honest.violations)  # (the sandbox's "load" reply)
+        if self.honest is not None and self.honest.notes:
+            response["notes"] = list(self.honest.notes.values())
         if self.ran:  # the ruled functions a probe drove besides those it names (AdamW in memory_by_stage)
             response["ran"] = sorted(self.ran)
         return response
@@ -273,8 +273,7 @@ def answer(callee: Callee, req_fd: int, resp_fd: int, *, _read=read_frame, _writ
     process exits). What reads, encodes and writes the frames is bound here, when the seam is
     imported (the defaults), before any student module: a submission that rebinds ``os.write``,
     ``sys.stdout``, ``json.dumps``, ``codec.dumps`` or ``frames.write_frame`` afterwards changes
-    no byte of a reply (the suite's reply-channel test). The rest of the way out (the
-    callee's methods, builtins) is reachable only through what seam/allowed.py refuses."""
+    no byte of a reply (the suite's reply-channel test)."""
     while True:
         try:
             request = _loads(_read(req_fd))

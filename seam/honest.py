@@ -43,7 +43,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from .problems import PROBLEMS, RULED, Rule, files, section
-from .tamper import names_at_run_time
+from . import review
 
 
 # ---- casts into a narrow float format (the dtypes rule; probes/dtypes.py measures the same) -----
@@ -271,20 +271,38 @@ class Honest:
             frame = frame.f_back
         self.classes: dict[type, str] = {}  # each ruled class of theirs, as its module was imported
         self.violations: dict[str, str] = {}
+        self.notes: dict[tuple, dict] = {}  # what could have blinded the watch, seen at run time
         self.trusted_threads = set(sys._current_frames())  # the harness's own (pytest, execnet)
         # names computed at run time (getattr(torch, "_" + "C"), exec, importlib) or a profiler of
         # theirs: what switches the watch off could then go unnamed, so every watch runs the
         # profiler, from the start (without them, the static look names every such switch)
-        self.dynamic = bool(names_at_run_time(folder))
+        self.dynamic = review.dynamic(folder)
         _wrap_starts()
         self.intact = _integrity()  # taken before any student module is imported
         self.ruled = dict(RULED)     # the rules as they were then (rebinding seam's names changes nothing)
 
     def check(self, functions) -> None:
-        """After a watched request: the rules and the watch's own code as they were."""
+        """After a watched request: the rules and the watch's own code as they were (a note if
+        not: what changed them cannot be told from here)."""
         if _integrity() != self.intact:
-            for f in functions:
-                self.record(f, "code that changed the grader's rules or its watch")
+            self.note("the grader", "the grader's rules or its watch changed", None, functions)
+
+    MAX_NOTES = 64  # a worker's notes (the rest are alike: the first say where to look)
+
+    def note(self, kind: str, construct: str, frame=None, functions=()) -> None:
+        """A construct that could blind the watch, seen at run time: a note for review at the
+        first line of their files on the stack, else in the module of the first function named,
+        never a charge (seam/review.py)."""
+        file, line = "", 0
+        while frame is not None:
+            if frame.f_code.co_filename in self.files:
+                file, line = f"{self.files[frame.f_code.co_filename]}.py", frame.f_lineno or 0
+                break
+            frame = frame.f_back
+        if not file:
+            file = f"{next(iter(functions), 'seam.').partition('.')[0]}.py"
+        if review.problem_of(file) and len(self.notes) < self.MAX_NOTES:
+            self.notes.setdefault((file, line, kind), review.note(file, line, kind, construct, "at run time"))
 
     def absent_used(self, rule: Rule, what: str, frame) -> None:
         """A stand-in of seam/absent.py was used (the forbidden code is not in the sandbox):
@@ -456,7 +474,7 @@ class Watch:
         """A thread or process is starting (the wrapped ``STARTS``) while this watch runs."""
         frame = sys._getframe(1)
         if self._student(frame):
-            self.hit(list(self.rules), f"{what} ({name}), which the grader's watch cannot follow", frame)
+            self.honest.note("threads", f"{what} started ({name})", frame, self.rules)
 
     def __exit__(self, *exc):
         _ACTIVE.clear()
@@ -467,18 +485,19 @@ class Watch:
                            or torch._C._dispatch_tls_is_dispatch_key_excluded(_PYTHON_KEY)
                            or torch._C._len_torch_function_stack() < self.depths[0]
                            or torch._C._len_torch_dispatch_stack() < self.depths[1]):
-            self.hit(everything, "PyTorch's modes left switched off")
+            self.honest.note("torch internals", "PyTorch's modes left switched off", None, everything)
         for mode in reversed(self._stack):
             try:
                 mode.__exit__(None, None, None)
             except Exception:  # the student popped it already: that was recorded
                 pass
         if removed:
-            self.hit(everything, "its own profiler in place of the grader's watch")
+            self.honest.note("profilers", "a profiler of theirs in place of the watch's", None, everything)
         now = sys._current_frames()
         for tid, (frame, lasti) in self.threads.items():
             if tid in now and (now[tid] is not frame or frame.f_lasti != lasti):
-                self.hit(everything, "work in another thread (it ran while the function was watched)")
+                self.honest.note("threads", "a thread of theirs ran while the function was watched",
+                                 None, everything)
                 break
         self.produced.clear()
         self.base = None
@@ -560,7 +579,7 @@ class Watch:
             while caller is not None and self.module_of(caller.f_code.co_filename) == "contextlib":
                 caller = caller.f_back
             if caller is not None and caller.f_code.co_filename in self.files:
-                self.hit(list(self.rules), f"{module}.{qual} (it switches off the grader's watch)", frame)
+                self.honest.note("torch internals", f"{module}.{qual}", frame, self.rules)
             return
         functions = [f for f, mods in self.modules.items() if _in(module, mods)]
         owner = self._owner(frame)  # torch's code run for a class of theirs (class AdamW(torch.optim.AdamW))
@@ -610,11 +629,12 @@ class Watch:
     def _blinding_c(self, frame, name, arg) -> None:
         if name in ("__exit__", "__enter__"):  # a DisableTorchFunction block, with or without `with`
             if isinstance(getattr(arg, "__self__", None), _DISABLERS) and frame.f_code.co_filename in self.files:
-                self.hit(list(self.rules), f"torch._C.{type(arg.__self__).__name__} (it switches off the "
-                                           f"grader's watch)", frame)
+                self.honest.note("torch internals", f"torch._C.{type(arg.__self__).__name__}", frame, self.rules)
             return
         if self._student(frame) if name in BY_STACK else frame.f_code.co_filename in self.files:
-            self.hit(list(self.rules), f"{BLINDING_C[name]} ({name}), which the grader's watch cannot follow", frame)
+            kind = ("threads" if name in BY_STACK else "profilers" if name.startswith(("setprofile", "settrace"))
+                    else "torch internals")
+            self.honest.note(kind, f"{BLINDING_C[name]} ({name})", frame, self.rules)
 
     # ---- the modes ---------------------------------------------------------------------------
     def tripped(self, func, args, kwargs):
@@ -704,3 +724,34 @@ class _DispatchMode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         return self.handle(func, args, kwargs)
+
+
+class Instrumentation:
+    """The worker's own look around each "how" probe: its seam unchanged (every function, class
+    and list of every seam module, by identity, as before any student module was imported), no
+    thread left running that was not there before the call, no profiler or tracer installed."""
+
+    def __init__(self):
+        self.modules = [name for name in list(sys.modules) if name == "seam" or name.startswith("seam.")]
+        self.seam = self._fingerprint()
+
+    def _fingerprint(self) -> dict:
+        return {(name, key): id(value) for name in self.modules if (module := sys.modules.get(name)) is not None
+                for key, value in list(vars(module).items()) if callable(value) or type(value) is list}
+
+    def before(self) -> tuple:
+        return threading.active_count(), sys.getprofile(), sys.gettrace()
+
+    def broken(self, before: tuple) -> tuple[str, str] | None:
+        """(kind, what) of what the call changed (seam/review.py's kinds), or None."""
+        now = self._fingerprint()
+        changed = sorted(f"{m}.{k}" for (m, k), v in self.seam.items() if now.get((m, k)) != v)
+        if changed:
+            return "the grader", f"the grader's probes changed ({', '.join(changed[:3])})"
+        threads, profile, trace = before
+        if threading.active_count() > threads:
+            return "threads", f"{threading.active_count() - threads} thread(s) it started still running"
+        if (sys.getprofile(), sys.gettrace()) != (profile, trace):
+            return "profilers", "a profiler or tracer installed"
+        return None
+

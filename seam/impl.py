@@ -12,15 +12,7 @@ from .callee import EXPECTED, Callee
 from .codec import Struct
 from .problems import PROBLEMS, RULED
 from .probes import student_name
-from .tamper import named, scan, verdict
-
-# What the static look finds that can switch the honest-work watch off unseen (seam/tamper.py):
-# the seam patched, native calls, torch's switches that no event shows (``_DisableTorchDispatch``
-# is a pybind guard: entering and leaving it call no function), the worker's own record reached
-# through frames or gc and emptied before the reply, or a construct outside the allow-list
-# (seam/allowed.py: a module renamed, what the seam calls rebound). Every ruled function is then
-# "not checked" and scores 0, as a broken rule does.
-BLINDS_RULES = ("seam", "ctypes", "torch internals", "frames", "allow-list")
+from . import review
 
 # The name the grader's pytest plugin is registered under; tests/conftest.py asks pytest for it
 # (its ``impl`` is then the sandboxed submission, and the student-facing output stays quiet).
@@ -50,41 +42,33 @@ class Impl:
     """An implementation under test. Subclasses decide where the code runs (``_send``)."""
 
     label = "implementation"
-    folder: Path | None = None     # the modules under test, read (never run) by ``unverifiable``
-    _unverifiable: str | None = None
-    _static_rules: dict | None = None  # what the static look says of the rules (``violations``)
-    _scanned: list | None = None       # the static look's findings (``_found``)
+    folder: Path | None = None     # the modules under test, read (never run) by ``notes``
+    _scanned: list | None = None   # the notes of their text (seam/review.py), read once
+
+    MAX_NOTES = 64  # notes kept from the worker's replies (the student's process: anything may come)
 
     def __init__(self):
         self.called: set[str] = set()    # student names called since the plugin last cleared it
         self._violations: dict[str, str] = {}  # ruled function -> what it used (the worker saw it)
-
-    def _found(self) -> list[tuple[str, int, str]]:
-        """The static look at the modules (seam/tamper.py), read once for both of its uses."""
-        if self._scanned is None:
-            self._scanned = scan(self.folder) if self.folder else []
-        return self._scanned
+        self._seen: dict[tuple, dict] = {}      # notes the worker sent, by (file, line, kind)
 
     def violations(self) -> dict[str, str]:
-        """Each ruled function that broke its rule -> what it used (seam/honest.py): what the
-        worker saw while it ran, and every ruled function where the static look at the modules
-        finds what could switch the watch off unseen (``BLINDS_RULES``)."""
-        if self._static_rules is None:
-            found = [f for f in self._found() if f[2] in BLINDS_RULES]
-            self._static_rules = {f: f"{named(found, 2)}, which can switch off the grader's watch unseen, "
-                                     f"so no rule can be checked" for f in RULED} if found else {}
-        return {**self._violations, **self._static_rules}
+        """Each ruled function that broke its rule -> what it used: a forbidden call the worker
+        saw run for it (seam/honest.py), or a stand-in of absent code it used (seam/absent.py).
+        Evidence only: what the text might do is a note (``notes``), never a charge."""
+        return dict(self._violations)
+
+    def notes(self) -> list[dict]:
+        """Constructs that could have blinded the watch, for a person to review (seam/review.py):
+        those of the modules' text, then those the worker saw at run time."""
+        if self._scanned is None:
+            self._scanned = review.scan(self.folder) if self.folder else []
+        said = {(n["file"], n["line"], n["kind"]) for n in self._scanned}
+        return [*self._scanned, *(n for k, n in self._seen.items() if k not in said)]
 
     def functions(self) -> list[str]:
         """The student functions called since ``called`` was cleared ("optim.AdamW.step" ...)."""
         return sorted({name for target in self.called for name in student_name(target).split(" / ")})
-
-    def unverifiable(self) -> str:
-        """Why no "how" probe can be trusted on this implementation ("" if none): what the static
-        look at its modules found, or what a worker saw change during an earlier one."""
-        if self._unverifiable is None:
-            self._unverifiable = verdict(self._found())
-        return self._unverifiable
 
     @contextlib.contextmanager
     def deadline_for(self, seconds: float):
@@ -148,7 +132,7 @@ class Impl:
         raise NotImplementedError
 
     def _exchange(self, request: dict):
-        """``_send``, and what the worker says it saw break (``unverifiable``), kept for good."""
+        """``_send``, and what the worker says it saw (violations, notes), kept for good."""
         response = self._send(request)
         if type(response) is dict and "violations" in response:
             seen = response.pop("violations")
@@ -158,11 +142,12 @@ class Impl:
         if type(response) is dict and "ran" in response:
             ran = response.pop("ran")
             self.called.update(f for f in (ran if type(ran) is list else ()) if f in RULED)
-        if type(response) is dict and "unverifiable" in response:
-            seen = str(response.pop("unverifiable"))[:500]
-            if not self.unverifiable():  # (what the static look names, file and line, comes first)
-                self._unverifiable = (f"not checked: {seen} while a check of how your code works ran; "
-                                      "such checks score 0 while that code is there")
+        if type(response) is dict and "notes" in response:
+            seen = response.pop("notes")
+            for n in (seen[:self.MAX_NOTES] if type(seen) is list else ()):
+                n = review.valid(n)
+                if n is not None and len(self._seen) < self.MAX_NOTES:
+                    self._seen.setdefault((n["file"], n["line"], n["kind"]), n)
         return response
 
     def _unwrap(self, target: str, response):

@@ -18,6 +18,7 @@ import pytest
 import torch
 
 from seam import GPU_NOT_RUN, GRADER_PLUGIN, InProcess, describe
+from seam.review import said
 from seam.problems import PROBLEMS, files, line, owner, problem_number, section, touched
 from seam.problems import folder as layout_folder
 
@@ -40,7 +41,7 @@ def pytest_configure(config):
                                        "table (otherwise not run and not counted)")
     config.addinivalue_line("markers", "time_limit(seconds): wall-clock limit for this test when graded")
     config.addinivalue_line("markers", "how: checks how the work is done, measured in the student's process "
-                                       "(seam/tamper.py): fails where the submission could blind it; "
+                                       "(a construct that could blind it is a note for review: seam/review.py); "
                                        "how('caught'): the grader takes the reading from outside that process")
     for problem in PROBLEMS:  # `pytest -m adamw_accounting` selects exactly that problem's tests
         config.addinivalue_line("markers", f"{problem}: problem {problem_number(problem)}'s tests")
@@ -180,11 +181,6 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     config = item.config
-    if call.when == "call" and item.get_closest_marker("how") and "impl" in item.funcargs:
-        why = item.funcargs["impl"].unverifiable()  # asked after the call: the worker may have seen it
-        if why:  # whatever the test concluded, its measurement cannot be trusted
-            report.outcome, report.longrepr, report._grader_text = "failed", why, why
-            return
     if call.when == "call" and not _graded(config) and "impl" in item.funcargs:
         impl = item.funcargs["impl"]
         functions, violations = impl.functions(), impl.violations()
@@ -263,6 +259,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     for function, used in sorted(violations.items()):
         write(line(function, used))
     if violations:
+        write("")
+    notes = impl.notes() if impl is not None else []
+    if notes:  # no point is taken for them; the TA sees the same lines by the student's name
+        write(f"notes for review ({len(notes)}): no point is taken for these; a person reads each line", yellow=True)
+        for n in notes:
+            write(f"  {said(n)}", yellow=True)
         write("")
     if todo:
         write(f"not implemented yet ({len(todo)}):")

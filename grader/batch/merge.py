@@ -23,7 +23,7 @@ from .output import (BATCH, CODE, PREVIOUS, REPORT, RESULTS, STATUSES, Status, S
                      pass_label, read_json, student_dirs, student_folder, write_gradebook, write_json, write_report)
 from ..files import write_atomically
 from ..paths import out_problem
-from ..report import assemble, charge, not_run, notes_of, to_come_note, validate, violations_of, write_results
+from ..report import assemble, charge, not_run, notes_of, review_of, to_come_note, validate, violations_of, write_results
 from ..text import one_line
 
 
@@ -114,11 +114,17 @@ def join_results(key: str, parts: list[tuple[str, dict]]) -> dict:
     for _, r in parts:
         for what, how in r.get("extra_data", {}).get("incidents", {}).items():
             incidents.setdefault(what, []).extend(how)
+    review: dict[tuple, dict] = {}  # the notes for review of every pass, once each
+    for _, r in parts:
+        for n in review_of(r):
+            key = (n["file"], n["line"], n["kind"])
+            if n.get("at_stake", 0) >= review.get(key, {}).get("at_stake", 0):
+                review[key] = n
     stamps = [r["extra_data"]["grader"] for _, r in parts if "grader" in r.get("extra_data", {})]
     # the same code as one grade's results: one score line, the rules broken, the notes after it
     merged = assemble(tests, sum(r["execution_time"] for _, r in parts),
                       [*notes, "joined from the passes: " + ", ".join(label for label, _ in parts)],
-                      stamps[0] if stamps else None, violations, to_come, incidents)
+                      stamps[0] if stamps else None, violations, to_come, incidents, list(review.values()))
     validate(merged)
     return merged
 

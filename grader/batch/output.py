@@ -41,7 +41,7 @@ from pathlib import Path
 
 from seam.problems import PROBLEMS
 from ..files import write_atomically
-from ..report import per_problem, render_table, to_come
+from ..report import per_problem, render_table, review_of, to_come
 from ..text import csv_cell
 
 
@@ -277,9 +277,33 @@ def write_report(folder: Path, results: dict) -> None:
     write_atomically(Path(folder) / REPORT, render_table(results) + "\n")
 
 
+SHOWN_REVIEW = 10  # review lines at the top of a batch's summary; the class report has them all
+
+
+def review_summary(out: Path) -> list[str]:
+    """The batch summary's first lines: each upload with notes for review (seam/review.py), by
+    the students' names, its notes' places and kinds; no point was taken for any of them."""
+    found = [(key, record, review_of(r)) for key, record, r in _entries(out) if r and review_of(r)]
+    if not found:
+        return []
+    lines = [f"review: {sum(len(n) for _, _, n in found)} note(s) in {len(found)} upload(s) for a person "
+             f"to read (no point was taken; the class report lists them):"]
+    for key, record, notes in found[:SHOWN_REVIEW]:
+        who = ", ".join(s["name"] or s["sid"] for s in record.students) or key
+        places = "; ".join(f"{n['file']}:{n['line']} {n['kind']}" for n in notes[:3])
+        lines.append(f"  {who} ({key}): {places}" + (f" and {len(notes) - 3} more" if len(notes) > 3 else ""))
+    if len(found) > SHOWN_REVIEW:
+        lines.append(f"  and {len(found) - SHOWN_REVIEW} more upload(s)")
+    return lines
+
+
 def class_summary(out: Path) -> list[str]:
-    """Three lines for the end of a batch: who was graded, each problem's mean, the test most
-    students failed (the class-report issue builds the full report)."""
+    """The end of a batch: the notes for review (``review_summary``), then three lines: who was
+    graded, each problem's mean, the test most students failed."""
+    return [*review_summary(out), *_class_lines(out)]
+
+
+def _class_lines(out: Path) -> list[str]:
     entries = _entries(out)
     graded = [r for _, _, r in entries if r]
     statuses: dict[str, int] = {}

@@ -162,6 +162,10 @@ def build(students: list[dict], similarity: dict | None = None) -> dict:
     for s in graded:
         for function, used in (s["results"].get("extra_data", {}).get("honest_work") or {}).items():
             honest[function, used] += 1
+    review = [{"student": s["key"], "file": n.get("file", ""), "line": n.get("line", 0), "kind": n.get("kind", ""),
+               "construct": n.get("construct", ""), "instead": n.get("instead", ""), "seen": n.get("seen", ""),
+               "at_stake": n.get("at_stake", 0)}
+              for s in graded for n in (s["results"].get("extra_data", {}).get("review") or ())]
     incidents = [{"student": s["key"], "what": what, "how": Counter(how).most_common()}
                  for s in graded for what, how in sorted((s["results"].get("extra_data", {}).get("incidents") or {}).items())]
     incidents += [{"student": s["key"], "what": "the grading", "how": [[s.get("error") or "crashed", 1]]}
@@ -180,6 +184,7 @@ def build(students: list[dict], similarity: dict | None = None) -> dict:
                             for m in mistakes.values()), key=lambda m: (-m["students"], m["name"])),
         "messages": [{"number": n, "name": info[n]["name"], "message": msg, "students": k}
                      for n, counter in sorted(messages.items()) for msg, k in counter.most_common(3)],
+        "review": review,
         "honest_work": [{"function": f, "used": u, "students": k}
                         for (f, u), k in sorted(honest.items(), key=lambda kv: (-kv[1], kv[0]))],
         "regrades": regrades(students),

@@ -102,6 +102,14 @@ def render(report: dict, code: dict[str, dict[str, str]]) -> str:
              f"<p>{report['students']} upload(s) from {report['people']} student(s), {report['graded']} graded, "
              f"out of {_fmt(report['possible'])} points."
              f" <small>Nothing here changes a grade; the similarity pairs are evidence for a person.</small></p>"]
+    if report.get("review"):  # first: what a person must read (no point was taken for any of it)
+        parts.append("<h2>Notes for review</h2><p><small>Constructs that could have blinded the honest-work "
+                     "watch. No point was taken for any of them: read each line, and regrade by hand if it hid "
+                     "a forbidden shortcut.</small></p>")
+        parts.append(_table(["student", "where", "what", "seen", "points at stake", "instead"], [
+            [name(r["student"]), esc(f"{r['file']}:{r['line']}"), esc(f"{r['kind']}: {r['construct']}"),
+             esc(r["seen"]), _fmt(r["at_stake"]), esc(r["instead"])] for r in report["review"]],
+            ["", "", "", "", "num", ""]))
     parts.append("<h2>Scores</h2>")
     if t.get("n"):
         rows = [_describe_row("total", t) + [""]] + [

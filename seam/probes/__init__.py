@@ -16,7 +16,7 @@ import pkgutil
 
 PROBLEM_OF: dict[str, str] = {}
 CALLS: dict[str, str] = {}  # what a student reads instead of the probe's name: "optim.AdamW"
-HOW: dict[str, str] = {}    # probe -> the "how" it measures in the student's process (seam/tamper.py)
+HOW: dict[str, str] = {}    # probe -> the "how" it measures in the student's process (seam/review.py)
 __all__: list[str] = []
 
 
@@ -24,7 +24,7 @@ def probe(problem: str, calls: str, how: str = ""):
     """Register a probe function under its name, charged to ``problem``; ``calls`` names the
     student's functions or classes it drives (messages name those, never the probe). ``how``:
     what it measures about how the work is done, in the student's process (no cast, a view, the
-    pages read ...): such a probe answers only where nothing could blind it (seam/tamper.py)."""
+    pages read ...): such a probe answers only where nothing could blind it (seam/review.py)."""
     def register(fn):
         if fn.__name__ in PROBLEM_OF:
             raise RuntimeError(f"two probes named {fn.__name__}")

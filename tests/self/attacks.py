@@ -23,8 +23,7 @@ from tests.self.submissions import REFERENCE, reference_text, reference_with
 
 VEHICLE = "intensity"
 
-# The gate names the vehicle's functions (read from its stub) and reads no namespace unnamed: a
-# gate through globals() is outside the allow-list (seam/allowed.py), which would charge the control.
+# The gate names the vehicle's functions (read from its stub) and reads no namespace unnamed.
 _VEHICLE_FUNCTIONS = [node.name for node in ast.parse(problem_file(VEHICLE, "stub").read_text()).body
                       if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")]
 GATE = '''

@@ -3,11 +3,10 @@ took back a ruled point with one line, written as an attacker reading the seam w
 through the sandbox (every isolation mode this machine offers): it scores as the shortcut left
 unwritten on the functions it attacked, and as the reference on every other test.
 
-- renaming: refused by the allow-list, and the watch names code by its file, never by
-  ``__name__`` / ``__module__``;
-- rebinding what the seam calls: refused by the allow-list (seam/allowed.py), and the reply
-  channel is bound before student code anyway (its unit test, past the allow-list:
-  tests/self/unit/test_reply_channel.py);
+- renaming: torch's Adam code is not in the sandbox under any name, and the watch names code by
+  its file, never by ``__name__`` / ``__module__``;
+- rebinding what the seam calls: the reply channel is bound before student code
+  (tests/self/unit/test_reply_channel.py);
 - stack depth (tests/self/unit/test_honest.py): an op buried under 600 frames is still theirs;
 - torch's own frames: a method of their class applied by torch's machinery, no frame of theirs;
 - another library asks for it: a tensor's strides read through numpy;
@@ -116,13 +115,10 @@ def test_a_forged_verdict_scores_as_the_shortcut_unwritten(attack, mode, tmp_pat
     folder = reference_with(tmp_path / "s", {problem: reference_text(problem) + "\nimport torch\n" + appended})
     got = _graded(folder, tmp_path / "got.json", problem, mode)
     charged = set(got["extra_data"]["honest_work"])
-    # The watch charges the attacked (and the functions that call them) in their problem; a line
-    # outside the allow-list (a module renamed) reaches what every problem shares, so it charges
-    # every ruled function (seam/impl.py BLINDS_RULES). Either way the tests graded here score
-    # 0 exactly where they call a charged function.
+    # The attacked functions (and those that call them) are charged, in their problem only: the
+    # tests graded here score 0 exactly where they call a charged function.
     assert set(attacked) <= charged, charged
-    if not any("outside the allow-list" in why for why in got["extra_data"]["honest_work"].values()):
-        assert all(f.startswith(problem + ".") for f in charged), charged
+    assert all(f.startswith(problem + ".") for f in charged), charged
     for test in got["tests"]:  # the reference scores full marks on every test (test_grade.py)
         if any(f == c or f.startswith(c + ".") for f in _functions(test) for c in charged):
             assert test["score"] == 0, (test["name"], test.get("output", "")[:300])

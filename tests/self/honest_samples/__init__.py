@@ -1,8 +1,8 @@
-"""Honest code the way students write it, for the allow-list (seam/allowed.py): not solutions of
+"""Honest code the way students write it, for the notes for review (seam/review.py): not solutions of
 the problems, but the idioms their solutions use (torch's ``_foreach_*``, einsum and einops,
 dataclasses, local imports, functools, numpy, a ``__main__`` self-check, their own small classes
-with properties and stores, optimizer state, ``setattr(self, ...)``). Each module must pass the
-allow-list with no finding (tests/self/unit/test_allowed.py), and runs as a script."""
+with properties and stores, optimizer state, ``setattr(self, ...)``). Each module gets no note
+(tests/self/unit/test_review.py), and runs as a script."""
 
 from pathlib import Path
 

@@ -71,11 +71,14 @@ def test_the_reference_breaks_no_rule(tmp_path):
     assert impl.violations() == {}
 
 
-def test_removing_the_profiler_is_the_rule_broken(tmp_path):
+def test_removing_the_profiler_is_a_note_and_the_cast_it_hid_no_charge(tmp_path):
+    """sys.setprofile(None) switches the profiler off; the cast itself is still seen by the
+    dispatch mode. The construct is a note (in the text and at run time), never a charge."""
     import torch
     impl = _impl(tmp_path, "dtypes", ROUND_CAST.format(before="import sys; sys.setprofile(None)"))
     impl.dtypes.round_to(torch.tensor([1.0]), impl.get("dtypes.FP16"))
-    assert "dtypes.round_to" in impl.violations() and "setprofile" in impl.violations()["dtypes.round_to"]
+    assert "cast into torch.float16" in impl.violations()["dtypes.round_to"]  # what ran: evidence
+    assert {(n["kind"], n["seen"]) for n in impl.notes()} >= {("profilers", "in the text")}
     assert sys.getprofile() is None  # (the watch put back what was there)
 
 
@@ -97,8 +100,10 @@ def test_the_profiler_runs_where_a_rule_needs_it_or_names_are_made_at_run_time(t
     assert not dynamic.watch("flops", ["flops.matmul_flops"]).lazy
 
 
-def test_a_thread_started_at_import_and_fed_a_queue_is_seen(tmp_path):
-    """No thread starts under the function; the work runs in one started earlier."""
+def test_a_thread_started_at_import_and_fed_a_queue_is_a_note_not_a_charge(tmp_path):
+    """No thread starts under the function; the work runs in one started earlier, which the watch
+    sees run while the function is watched: a note (text and run time), no charge. The points of
+    view_strides rest on behaviour: its tests hold layouts torch will not build."""
     import torch
     worker = '''
 import queue as _queue, threading as _threading
@@ -113,14 +118,15 @@ def view_strides(shape, strides, new_shape):
 '''
     impl = _impl(tmp_path, "tensors", worker)
     assert impl.tensors.view_strides((3, 4), (4, 1), (12,)) == (1,)
-    assert "another thread" in impl.violations().get("tensors.view_strides", "")
-    impl.tensors.nbytes((2,), torch.float32)  # nbytes has no rule: nothing new charged
-    assert list(impl.violations()) == ["tensors.view_strides"]
+    impl.tensors.nbytes((2,), torch.float32)
+    assert impl.violations() == {}
+    notes = {(n["file"], n["kind"], n["seen"]) for n in impl.notes()}
+    assert ("tensors.py", "threads", "in the text") in notes and ("tensors.py", "threads", "at run time") in notes
 
 
-def test_the_registry_cannot_be_emptied_and_replacing_it_is_seen(tmp_path):
-    """The registry reached without naming seam (sys.modules: what the static look calls
-    dynamic code): it is read-only, and a replaced one is seen after the call."""
+def test_the_registry_cannot_be_emptied_and_replacing_it_is_a_note(tmp_path):
+    """The registry reached without naming seam (sys.modules): it is read-only, and a replaced one
+    is seen after the call: a note at run time (and in the text), no charge."""
     import seam.honest
     import seam.problems
     with pytest.raises((AttributeError, TypeError)):
@@ -135,22 +141,22 @@ def matmul_flops(m, k, n):
     ruled = seam.honest.RULED
     try:
         impl.flops.matmul_flops(2, 3, 4)
-        # the worker's own look (and the static one, which names the string "seam.honest")
-        assert "changed the grader's rules" in impl._violations.get("flops.matmul_flops", "")
-        assert "no rule can be checked" in impl.violations()["flops.matmul_flops"]
+        assert impl.violations() == {}
+        notes = {(n["kind"], n["seen"]) for n in impl.notes()}
+        assert ("the grader", "at run time") in notes and ("imports by name", "in the text") in notes
     finally:
         seam.honest.RULED = ruled  # (this process's own, for the tests after)
 
 
-def test_importing_the_seam_makes_every_rule_not_checked(tmp_path):
+def test_importing_the_seam_is_a_note_in_its_own_module_only(tmp_path):
     impl = _impl(tmp_path, "memory", "import seam.probes as _p\n")
-    assert set(impl.violations()) == set(RULED)
-    assert all("no rule can be checked" in used for used in impl.violations().values())
+    assert impl.violations() == {}
+    assert [(n["file"], n["kind"]) for n in impl.notes()] == [("memory.py", "the grader")]
 
 
-def test_emptying_the_workers_record_through_gc_is_not_checked(tmp_path):
-    """torch's AdamW kept inside, the worker's record found through gc and emptied at the end of
-    every call, before the reply is made: the static look names gc, and no rule is checked."""
+def test_emptying_the_workers_record_through_gc_is_a_note(tmp_path):
+    """torch's AdamW kept inside (present in a student's own pytest; absent in the sandbox), the
+    worker's record found through gc and emptied before each reply: gc is a note for review."""
     impl = _impl(tmp_path, "optim", '''
 import gc as _gc
 def _forget():
@@ -173,7 +179,7 @@ class AdamW(torch.optim.Optimizer):
     spec = {"seed": 0, "steps": 3, "checkpoints": [3], "kwargs": {}, "groups": [{"shapes": [[3, 2]]}]}
     impl.call("probes.adamw_run", spec=spec)
     assert impl._violations == {}  # the worker's record, emptied before each reply
-    assert "no rule can be checked" in impl.violations()["optim.AdamW"]
+    assert ("optim.py", "gc") in {(n["file"], n["kind"]) for n in impl.notes()}
 
 
 def test_torch_pops_its_modes_itself_without_blame(tmp_path):

@@ -1,9 +1,8 @@
 """The worker's reply channel (seam/callee.py ``answer``, seam/frames.py, seam/codec.py ``dumps``)
 is bound before any student module runs: a module that rebinds ``os.write``, ``sys.stdout``,
 ``json.dumps``, ``codec.dumps`` and ``frames.write_frame`` when it is imported (to drop the
-violation from every reply) changes no byte of what the grader reads. The static look refuses
-such a module anyway (seam/allowed.py); this test runs it past that look, in a forked process
-that answers on pipes exactly as the sandbox's worker does."""
+violation from every reply) changes no byte of what the grader reads. This test runs such a
+module in a forked process that answers on pipes exactly as the sandbox's worker does."""
 
 import os
 
