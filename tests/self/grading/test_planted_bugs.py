@@ -72,12 +72,19 @@ def test_every_rule_has_its_shortcuts():
 
 
 @pytest.mark.parametrize("shortcut", SHORTCUTS, ids=[s.id for s in SHORTCUTS])
-def test_shortcut_scores_as_unwritten(shortcut, tmp_path_factory):
+def test_shortcut_is_charged_or_noted(shortcut, tmp_path_factory):
+    """In the student's own process (nothing absent there): a shortcut the watch sees run is
+    charged, scores no more than its function unwritten and is told its rule; one that blinds the
+    watch (a thread, torch's switches) is no charge but a note for review naming the construct.
+    What such a shortcut keeps in the sandbox is the behaviour record's (tests/self/behaviour.py)."""
     tmp = tmp_path_factory.mktemp("shortcut")
     got, facts, impl = _score(shortcut.build(tmp / "submission"), shortcut.problem, f"shortcut_{tmp.name}")
+    if shortcut.qualified not in impl.violations():
+        notes = impl.notes()
+        assert any(n["file"] == f"{shortcut.problem}.py" for n in notes), (
+            f"{shortcut.id}: neither charged nor noted (saw {impl.violations()}, notes {notes})")
+        return
     unwritten = _unwritten(shortcut.problem, shortcut.function, tmp_path_factory)
-    assert shortcut.qualified in impl.violations(), (
-        f"{shortcut.id}: no violation of {shortcut.qualified} seen (saw {impl.violations()})")
     assert got <= unwritten, f"{shortcut.id} scores {got:g}, more than {shortcut.function} unwritten ({unwritten:g})"
     rule = RULED[shortcut.qualified]
     named = [f for f in facts if f.outcome == "failed" and rule.name in f.message and rule.quote in f.message]
