@@ -36,12 +36,13 @@ class Sandbox(Impl):
 
     def __init__(self, submission_dir: Path, limits: Limits = Limits(),
                  isolation: Isolation | None = None, hide: tuple[Path, ...] = (),
-                 cuda: bool = False, zygote: Zygote | None = None, problems: list[str] | None = None):
+                 cuda: bool = False, zygote: Zygote | None = None, problems: list[str] | None = None,
+                 watched: bool = True):
         super().__init__()
         self.label = "submission"
         self.folder = Path(submission_dir)  # staged for each worker; the static look (Impl._found) reads it here
         self.owns_zygote = zygote is None
-        self.zygote = zygote or Zygote(limits, isolation, cuda=cuda, hide=hide, problems=problems)
+        self.zygote = zygote or Zygote(limits, isolation, cuda=cuda, hide=hide, problems=problems, watched=watched)
         self.limits, self.isolation = self.zygote.limits, self.zygote.isolation
         self.uid = self.zygote.uid
         self._deadline: float | None = None  # when the running test must end (``deadline_for``)

@@ -180,7 +180,8 @@ def serve(cfg: dict, req_fd: int, resp_fd: int) -> None:
     from seam.frames import write_frame
     from limits import Limits      # grader/sandbox/limits.py, copied beside this script
     callee = limited(Callee, Limits(**cfg["limits"]))(cfg["submission"], "submission", filtered=True,
-                                                      given=os.path.join(cfg["lib"], "given"))
+                                                      given=os.path.join(cfg["lib"], "given"),
+                                                      watched=cfg.get("watched", True))
     # what a rule forbids is not here; the kernels' refusals last while ``removed`` lives, and
     # ``answer`` never returns (it exits when the grader closes the pipe)
     removed = absent.remove(callee.honest)  # noqa: F841

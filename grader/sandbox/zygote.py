@@ -84,8 +84,11 @@ class Zygote:
 
     def __init__(self, limits: Limits = Limits(), isolation: Isolation | None = None,
                  cuda: bool = False, hide: tuple[Path, ...] = (), problems: list[str] | None = None,
-                 template=None):
+                 template=None, watched: bool = True):
+        """watched: the honest-work watch runs in its workers; False only to measure what a
+        shortcut keeps with the watch blinded (tests/self/behaviour.py), never in a grade."""
         self.limits = limits
+        self.watched = watched
         self.template = template  # a Template (template.py) that forks it, or None: started cold
         self.optimizers = warms_optimizers(problems, cuda)  # the grade's tests step one: take its first step here
         self.isolation = isolation or Isolation.detect()
@@ -126,7 +129,7 @@ class Zygote:
         ``await_ready`` waits for it."""
         launch = launch_of(self.isolation, self.layout)
         cfg = {**launch.config, "uid": self.uid, "cuda": self.cuda,
-               "optimizers": self.optimizers,
+               "optimizers": self.optimizers, "watched": self.watched,
                # every limit (the worker's messages name them all); RLIMIT_NPROC counts the uid's
                # processes, so only a leased uid's worker is given one
                "limits": {**dataclasses.asdict(self.limits),
