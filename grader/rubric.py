@@ -111,6 +111,27 @@ def how_table(facts) -> str:
     return "\n".join(lines)
 
 
+def enforced_by(rule) -> str:
+    """What holds a rule's points, in a student's words (grader/trust.py has the figures)."""
+    parts = []
+    if rule.absent:
+        gone = [f"`{m}`" for m in rule.absent if not m.startswith("aten.")]
+        gone += ["torch's fused kernels for it"] * any(m.startswith("aten.") for m in rule.absent)
+        parts.append(f"absence ({', '.join(gone)}: not in the grader's sandbox under any name; using them raises)")
+    if rule.name in BEHAVIOUR_HELD:
+        parts.append(BEHAVIOUR_HELD[rule.name])
+    parts.append("the grader's watch, which charges a forbidden call it sees run")
+    return "; ".join(parts)
+
+
+# The rules whose tests hold cases the library cannot answer (tests/self/behaviour.py measures it).
+BEHAVIOUR_HELD = {
+    "layouts computed from the numbers": "tests with layouts torch will not build (more than 2^63 elements)",
+    "rounding done by hand": "tests with number formats torch has no dtype for",
+    "FLOPs counted from the shapes": "tests with sizes no tensor can have",
+}
+
+
 def rules_section(problem: str) -> str:
     """A problem's "What your code may not use", from the registry (seam/problems.py)."""
     lines = ["## What your code may not use", ""]
@@ -120,7 +141,7 @@ def rules_section(problem: str) -> str:
     for rule, names in rules:
         own = "" if rule.handout == problem else f" (the rule of problem {problem_number(rule.handout)}, {rule.handout})"
         lines.append(f"- **{rule.name}**{own}, in {', '.join(f'`{n}`' for n in names)}: may not use "
-                     f"{rule.may_not}. Why: {rule.why}.")
+                     f"{rule.may_not}. Why: {rule.why}. Enforced by: {enforced_by(rule)}.")
     lines += ["", "The grader takes points on evidence only: a forbidden call seen to run for a function "
               "(an alias, `getattr` or an import inside the function is the same call), or forbidden code "
               "that is not in the grader's sandbox and raises when used. Such a function scores 0 on every "

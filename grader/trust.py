@@ -80,16 +80,18 @@ def _points(tests: dict) -> str:
 
 
 def kept(functions, record) -> str:
-    """The points the best measured shortcut of each function keeps with the watch blinded (its
-    tests that the library answers), and which functions no shortcut was measured for."""
-    keep, unmeasured = {}, []
+    """The points the best measured shortcut keeps with the watch blinded: the tests of
+    ``functions`` that no function's best shortcut fails (a test of a function with no measured
+    shortcut counts as kept), and which functions no shortcut was measured for."""
+    tests, lost, unmeasured = _tests(functions, record), set(), []
     for f in functions:
         entry = record.get(f)
         if not entry or not entry["taken"]:
             unmeasured.append(f"`{f}`")
             continue
         best = max(entry["taken"].values(), key=lambda names: sum(entry["tests"][n] for n in names))
-        keep.update({(f.split(".")[0], t): entry["tests"][t] for t in best})
+        lost |= {(f.split(".")[0], t) for t in entry["tests"] if t not in best}
+    keep = {k: v for k, v in tests.items() if k not in lost}
     text = f"{_points(keep)} pt" + (f" ({len(keep)} test{'s' * (len(keep) != 1)})" if keep else "")
     return text + (f"; no shortcut measured for {', '.join(unmeasured)}" if unmeasured else "")
 

@@ -1,18 +1,20 @@
-"""What a forbidden shortcut would still earn if nothing watched it: the points of each ruled
-function that its behaviour alone defends (issue 35, item 5).
+"""What a forbidden shortcut still keeps when nothing watches it: the points of each ruled
+function that absence and behaviour alone defend.
 
-    python -m tests.self.behaviour record      (writes tests/self/behaviour.json, about 3 minutes)
+    python -m tests.self.behaviour record      (writes tests/self/behaviour.json, several minutes)
 
-Each planted shortcut (tests/self/shortcuts/) is graded in-process on its problem's tests with the
-honest-work watch and the static look switched off, as if a student had blinded both: the points
-it earns on the tests that call its function are the points only the watch protects ("taken"),
-the rest are cases the library cannot answer (a format torch has no dtype for, a layout it will
-not build). "how" tests measure what the code runs, so a blinded watch passes them: they count
-as taken. The reference's run says which tests call which function. README's trust table is
-made from this record (grader/rubric.py); tests/self/unit/test_behaviour.py says when it is stale.
+Each planted shortcut (tests/self/shortcuts/), and a library-only one per function below, is graded
+in the grader's sandbox (what a rule forbids is absent there) with the honest-work watch switched
+off, as if a student had blinded it: the points it earns on the tests that call its function are
+the points it keeps ("taken"); the rest are held by absence (the forbidden code raises) and by
+cases the library cannot answer (a format torch has no dtype for, a layout it will not build).
+"how" tests measure what the code runs, so a blinded watch passes them: they count as taken. The
+reference's run says which tests call which function. README's trust table is made from this
+record (grader/trust.py); tests/self/unit/test_trust.py says when it is stale.
 """
 
 import ast
+import contextlib
 import hashlib
 import json
 import sys
@@ -20,9 +22,12 @@ import tempfile
 from pathlib import Path
 
 from grader.grade import run_tests
+from grader.sandbox.isolation import Isolation
+from grader.sandbox.limits import Limits
+from grader.sandbox.sandbox import Sandbox
 from grader.paths import BEHAVIOUR, REFERENCE, ROOT, problem_file
 from seam import InProcess
-from seam.problems import RULED, touched
+from seam.problems import PROBLEMS, RULED, touched
 from tests.self.mutation.__main__ import tests_hash
 from tests.self.shortcuts import Shortcut, all_shortcuts
 
@@ -120,10 +125,17 @@ def _facts(impl, problem: str) -> list:
     return list(run_tests(impl, gpu="skip", cuda=False, time_limit=60, quiet=True, problems=[problem]).facts.values())
 
 
-def _blind(folder: Path, package: str) -> InProcess:
-    """The submission as a student who had switched off the watch would see it (notes for review
-    take no point: nothing else to switch off)."""
-    return InProcess(folder, package=package, watched=False)
+@contextlib.contextmanager
+def _blind(folder: Path, problem: str):
+    """The submission graded in the grader's sandbox, where what a rule forbids is absent, with
+    the watch switched off, as a student who had blinded it would be graded (notes for review take
+    no point: nothing else to switch off)."""
+    box = Sandbox(folder, Limits(), isolation=Isolation.detect("auto"), problems=[problem], watched=False)
+    try:
+        box.prewarm()
+        yield box
+    finally:
+        box.close()
 
 
 def inputs_hash(problem: str) -> str:
@@ -135,21 +147,21 @@ def inputs_hash(problem: str) -> str:
     return h.hexdigest()[:16]
 
 
-def record() -> dict:
+def record(problems=None) -> dict:
+    """Each ruled problem's record (``problems``: only these)."""
     library = library_shortcuts()
     measured = {s.qualified for s in library}
     shortcuts = library + [s for s in all_shortcuts() if s.qualified not in measured]
     out = {}
-    for problem in sorted({f.split(".")[0] for f in RULED}):
+    for problem in sorted({f.split(".")[0] for f in RULED} & set(problems or PROBLEMS)):
         graded = _facts(InProcess(REFERENCE, package=f"behaviour_ref_{problem}", watched=False), problem)
         functions = {}
         for function in sorted(f for f in RULED if f.startswith(problem + ".")):
             tests = {f.nodeid.split("::")[-1]: f for f in graded if touched(f.functions, {function: ""})}
             taken = {}
             for shortcut in (s for s in shortcuts if s.qualified == function):
-                i = shortcuts.index(shortcut)  # (a package name of its own: a module imported stays in sys.modules)
-                with tempfile.TemporaryDirectory() as tmp:
-                    got = _facts(_blind(shortcut.build(Path(tmp) / "s"), f"behaviour_{problem}{i}"), problem)
+                with tempfile.TemporaryDirectory() as tmp, _blind(shortcut.build(Path(tmp) / "s"), problem) as box:
+                    got = _facts(box, problem)
                 passed = {f.nodeid.split("::")[-1] for f in got if f.outcome == "passed"}
                 taken[shortcut.name] = sorted(name for name, t in tests.items() if name in passed or t.how)
                 print(f"{function}: {shortcut.name}: {sum(tests[n].points for n in taken[shortcut.name]):g} "

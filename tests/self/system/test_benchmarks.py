@@ -69,6 +69,10 @@ SMOKE: dict[str, tuple[list[str], list[str]]] = {
     "sandbox_overhead": (["--pairs", "1", "--only", CHEAP], [
         rf"^pair 1: in-process pytest +{NUMBER} s, grade reference \(sandboxed\) +{NUMBER} s, ratio {NUMBER}x$",
         rf"^median ratio sandboxed / in-process over 1 pairs: {NUMBER}x$"]),
+    "shortcut_keeps": ([], [
+        r"^rule +points +kept by the best shortcut with the watch blinded$",
+        rf"^AdamW written by hand +12 +{NUMBER} pt",
+        rf"^all rules +\d+ +{NUMBER} pt$"]),
     "suite_time": (["HEAD", "--no-install", "--select", SMALL_TESTS, "--coverage"], [
         r'^\{"rev": "HEAD", "tests": \d+, .*"summary": "\d+ passed',
         rf"^ +HEAD +{NUMBER} s +1\.00x +\d+ tests +\d+ passed"]),

@@ -35,7 +35,11 @@ def test_kept_counts_what_the_best_shortcut_keeps():
     record = {"p.f": {"tests": {"a": 1, "b": 2, "c": 4}, "how": [], "taken": {"x": ["a"], "y": ["a", "b"]}},
               "p.g": {"tests": {"c": 4}, "how": [], "taken": {}}}
     assert trust.kept(["p.f"], record) == "3 pt (2 tests)"  # y takes a and b: only c is lost
+    # c is lost by p.f's best shortcut, so a shortcut of both keeps it not, whatever p.g's does
     assert trust.kept(["p.f", "p.g"], record) == "3 pt (2 tests); no shortcut measured for `p.g`"
+    record["p.g"]["taken"] = {"z": ["c"]}
+    record["p.h"] = {"tests": {"a": 1, "d": 8}, "how": [], "taken": {"w": ["d"]}}
+X
 
 
 def test_a_route_reaching_every_ruled_function_counts_each_test_once():
