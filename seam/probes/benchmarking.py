@@ -5,7 +5,8 @@ What the timing contract says (reference docstring): allocate, run `warmup` prod
 (t1 - t0) / trials. To check that without a GPU and without real time, ``trace`` replaces for the
 duration of one call
   * the clock: time.perf_counter and timeit.default_timer (the notes use the latter; both are the
-    same function), also where the student's module imported them by name. The fake clock starts
+    same function), also where the student's module imported them by name and where timeit's
+    functions hold it as their default timer (``timeit.timeit(fn, number=n)``). The fake clock starts
     at 1000 s and advances by STEP seconds whenever a matrix product runs, and only then;
   * torch.cuda.synchronize: it logs "sync" (on the fake CUDA path it does nothing else; on the CPU
     path it then calls the real one, so code that synchronises on a CPU-only machine fails as it
@@ -126,6 +127,11 @@ def trace(mod, log: list, fake_cuda: bool, device_name: str = "NVIDIA H100 80GB 
              (torch.cuda, "synchronize", synchronize), (torch.cuda, "get_device_name", get_device_name)]
     if fake_cuda:
         pairs.append((torch.cuda, "is_available", lambda: True))
+    # timeit.timeit / repeat / Timer took the real clock as a default when timeit was imported
+    for fn in (timeit.Timer.__init__, timeit.timeit, timeit.repeat):
+        defaults = fn.__defaults__ or ()
+        if any(d is real_default_timer for d in defaults):
+            pairs.append((fn, "__defaults__", tuple(clock if d is real_default_timer else d for d in defaults)))
     # Names the module imported directly: `from time import perf_counter`, `from torch.cuda import
     # synchronize`, ...
     replacements = {id(real_perf_counter): clock, id(real_default_timer): clock, id(real_sync): synchronize,
