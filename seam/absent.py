@@ -136,10 +136,9 @@ def _made_in(obj, modules: dict, files: dict):
     """The rule whose removed module made ``obj``, a class or function (a class naming it as its
     module; a function made from its file or naming it), else None. No code of ``obj``'s runs."""
     if type(obj) is types.FunctionType:
-        rule = files.get(obj.__code__.co_filename)
-        name = obj.__module__
+        rule, name = files.get(obj.__code__.co_filename), obj.__module__
     else:
-        rule, name = None, type.__getattribute__(obj, "__module__")
+        rule, name = None, type.__dict__["__dict__"].__get__(obj).get("__module__")  # as its namespace says
     return rule or (modules.get(name) if type(name) is str else None)
 
 
@@ -166,6 +165,8 @@ def _swap(holder, stand_in: dict, classes: dict) -> None:
                 continue
             if owner is not None:
                 setattr(owner, key, new(value))
+            elif new(key) is key:
+                holder[key] = new(value)
             else:
                 del holder[key]
                 holder[new(key)] = new(value)

@@ -151,15 +151,16 @@ named = {  # where a student would look: each a stand-in
     "import_module adamw.AdamW": importlib.import_module("torch.optim.adamw").AdamW,
     "FlopCounterMode": importlib.import_module("torch.utils.flop_counter").FlopCounterMode,
     **{f"flop_registry[{k}]": v for k, v in torch.utils.flop_counter.flop_registry.items()}}
-more = {  # what the probes hold and hand over: none of it made in a removed module
-    **{f"{m.__name__}.{k}": v for m in (po, pt) for k, v in vars(m).items()},
+more = {  # what the seam's modules hold and the probes hand over: none of it made in a removed module
+    **{f"{n}.{k}": v for n, m in list(sys.modules.items()) if n.split(".")[0] == "seam" for k, v in vars(m).items()},
     **{f"type({k}).__mro__[{i}]": t for k, o in c.items() for i, t in enumerate(type(o).__mro__)},
     **{f"type({k}).__mro__[{i}].{name}": v for k, o in c.items() for i, t in enumerate(type(o).__mro__)
        for name, v in vars(t).items()}}
 
 
 def stand_in(v) -> bool:
-    return type(v).__module__ == "seam.absent" or getattr(getattr(v, "__code__", None), "co_filename", "") == absent.__file__
+    code = getattr(v, "__code__", None)
+    return type(v).__module__ == "seam.absent" or getattr(code, "co_filename", "") == absent.__file__
 
 
 print(json.dumps({"found": sorted(found.values()),
