@@ -4,31 +4,29 @@ A watch in the student's process can be blinded; code that is not there cannot b
 any student module is imported (grader/sandbox/worker.py, in every isolation mode and in the
 container), each rule's ``absent`` (seam/problems.py) goes:
 
-- a module (``torch.optim.adamw``, ``torch.utils.flop_counter``): ``sys.modules`` and every
-  other module's names that held it, or an object defined in it (``torch.optim.AdamW``,
-  ``torch.optim._functional.adamw``), get a stand-in instead. A stand-in class may still be a base
-  class (the watch then names it as one) and answers ``isinstance`` as the real class would (an
-  honest ``optimizer_state_bytes`` may ask of torch's optimizers); made, called or entered, a
-  stand-in raises one line naming the rule, and charges it to the ruled function running;
+- a module (``torch.optim.adamw``, ``torch.utils.flop_counter``): every class and function made
+  from its file, or naming it as its module (torch's wrappers of them), is gone under every name.
+  Wherever the garbage collector sees a reference to one (modules' names, ``sys.modules``, the
+  seam's own modules, registries such as ``flop_registry``, classes' attributes, closures, lists),
+  a stand-in takes its place; nothing then holds the real one, and it is freed. A stand-in class
+  may still be a base class (the watch then names it as one) and answers ``isinstance`` for the
+  seam's own twin of the class (``torch_class``: seam/probes/adam.py, the optimizers the probes
+  hand over); made, called or entered, a stand-in raises one line naming the rule, and charges it
+  to the ruled function running;
 - an ATen kernel (``aten._fused_adamw_``): every overload, on every backend, refuses, whoever
   calls it (``torch._fused_adamw_``, torch's own optimizer with ``fused=True``, C++).
 
-The seam's probes keep the real classes they drive as oracles' helpers (the optimizers handed to
-``optimizer_state_bytes`` and to the training loop): they took them at import, and the seam's
-modules are left as they are. So an object of a
-forbidden class can still reach a student function as an argument, and its methods still run
-torch's code: that route is the watch's (seam/honest.py), and the README's trust table says so.
-
-The student's own ``pytest`` runs the oracles in the same process: nothing is taken out there.
+Nothing is exempt: the probes hold no forbidden object either (they drive hand-written twins),
+so no graded code can reach one through them. The student's own ``pytest`` runs the oracles in
+the same process: nothing is taken out there.
 """
 
+import gc
 import sys
 import types
 import warnings
 
 from .problems import PROBLEMS, RULED, Rule, section
-
-KEEP = ("seam", "seam.")  # the seam's modules keep what they hold (the probes' helpers)
 
 
 class Forbidden(RuntimeError):
@@ -61,12 +59,15 @@ class _Refusals:
 def _stand_in_class(real: type, rule: Rule, refusals: _Refusals) -> type:
     what = f"{real.__module__}.{real.__qualname__}"
 
-    class Meta(type):  # isinstance / issubclass answer as the real class would
+    def twin(cls) -> bool:  # a class of the seam's that does the real one's work by hand
+        return any(getattr(k, "torch_class", None) == what for k in type.__getattribute__(cls, "__mro__"))
+
+    class Meta(type):  # isinstance / issubclass answer as the real class would (it held no twin)
         def __instancecheck__(cls, obj):
-            return isinstance(obj, real) or type.__instancecheck__(cls, obj)
+            return type.__instancecheck__(cls, obj) or twin(type(obj))
 
         def __subclasscheck__(cls, sub):
-            return issubclass(sub, real) or type.__subclasscheck__(cls, sub)
+            return type.__subclasscheck__(cls, sub) or (isinstance(sub, type) and twin(sub))
 
     def refuse(*args, **kwargs):
         refusals.refuse(rule, what)
@@ -91,9 +92,9 @@ def _stand_in_function(real, rule: Rule, refusals: _Refusals):
 
 
 class _Gone(types.ModuleType):
-    """A module taken out: the real one's plain values, a stand-in for each of its own classes and
-    functions, and one for any other name asked of it (``from torch.utils.flop_counter import X``
-    imports; using X raises)."""
+    """A module taken out: the real one's names (each class or function of its own a stand-in), and
+    a stand-in for any other name asked of it (``from torch.utils.flop_counter import X`` imports;
+    using X raises)."""
 
     def __init__(self, name: str, rule: Rule, refusals: _Refusals):
         super().__init__(name, f"(not in the sandbox: the honest-work rule '{rule.name}')")
@@ -131,52 +132,95 @@ def _kernels(ops, rule: Rule, refusals: _Refusals):
     return library
 
 
-def remove(honest=None) -> dict:
-    """Take every rule's ``absent`` out of this process; returns what keeps the kernels' refusals
-    registered (keep it for the life of the process) and, under "replaced", how many names now
-    hold a stand-in. Run once, before any student module is imported."""
-    refusals = _Refusals(honest)
-    rules = list(dict.fromkeys(RULED.values()))
-    replace: dict[int, object] = {}  # id of a real object -> its stand-in
-    real_objects = []                 # ... each kept alive while ``replace`` is keyed by its id
-    gone: dict[str, _Gone] = {}
-    libraries = []
-    for rule in rules:
-        modules = [m for m in rule.absent if not m.startswith("aten.")]
-        ops = [m.removeprefix("aten.") for m in rule.absent if m.startswith("aten.")]
-        for name in modules:
-            real = sys.modules.get(name)
-            stand_in = gone[name] = _Gone(name, rule, refusals)
-            if real is None:
+def _made_in(obj, modules: dict, files: dict):
+    """The rule whose removed module made ``obj``, a class or function (a class naming it as its
+    module; a function made from its file or naming it), else None. No code of ``obj``'s runs."""
+    if type(obj) is types.FunctionType:
+        rule, name = files.get(obj.__code__.co_filename), obj.__module__
+    else:
+        rule, name = None, type.__dict__["__dict__"].__get__(obj).get("__module__")  # as its namespace says
+    return rule or (modules.get(name) if type(name) is str else None)
+
+
+def _classes_of(holders) -> dict:
+    """id of a class's own namespace (a dict among ``holders``) -> the class: it is changed through
+    the class, not the dict, so that the class's attribute cache sees the change. (A class made in
+    Python has ``__module__`` in its namespace: other dicts need no look for their class.)"""
+    namespaces = [h for h in holders if type(h) is dict and "__module__" in h]
+    if not namespaces:
+        return {}
+    return {id(gc.get_referents(vars(t))[0]): t for t in gc.get_referrers(*namespaces) if issubclass(type(t), type)}
+
+
+def _swap(holder, stand_in: dict, classes: dict) -> None:
+    """Where ``holder`` refers to a real object, make it refer to its stand-in (``stand_in``: id of
+    the real object -> its stand-in). A kind of holder not listed here keeps its reference, and the
+    real object lives on: tests/self/unit/test_absent.py looks for any that survive."""
+    def new(value):
+        return stand_in.get(id(value), value)
+    if isinstance(holder, dict):
+        owner = classes.get(id(holder))
+        for key, value in list(holder.items()):
+            if new(key) is key and new(value) is value:
                 continue
-            replace[id(real)] = stand_in
-            real_objects.append(real)
-            for key, value in list(vars(real).items()):
-                real_objects.append(value)
-                if isinstance(value, type) and value.__module__ == name:
-                    value = replace.setdefault(id(value), _stand_in_class(value, rule, refusals))
-                elif isinstance(value, types.FunctionType) and value.__module__ == name:
-                    value = replace.setdefault(id(value), _stand_in_function(value, rule, refusals))
-                elif key.startswith("__") and key not in ("__all__", "__doc__"):
-                    continue
-                setattr(stand_in, key, value)
+            if owner is not None:
+                setattr(owner, key, new(value))
+            elif new(key) is key:
+                holder[key] = new(value)
+            else:
+                del holder[key]
+                holder[new(key)] = new(value)
+    elif isinstance(holder, list):
+        holder[:] = [new(v) for v in holder]
+    elif isinstance(holder, set):
+        real = {v for v in holder if new(v) is not v}
+        holder -= real
+        holder |= {new(v) for v in real}
+    elif isinstance(holder, types.CellType):
+        holder.cell_contents = new(holder.cell_contents)
+
+
+def _take_out(refusals: _Refusals) -> tuple[dict, list]:
+    """Replace each removed module and everything made in it by stand-ins, wherever referenced;
+    returns the stand-in modules and the kernels' libraries."""
+    modules, files, gone, libraries = {}, {}, {}, []
+    for rule in dict.fromkeys(RULED.values()):
+        for name in rule.absent:
+            if not name.startswith("aten."):
+                modules[name] = rule
+                gone[name] = _Gone(name, rule, refusals)
+                real = sys.modules.get(name)
+                if getattr(real, "__file__", None):
+                    files[real.__file__] = rule
+        ops = [m.removeprefix("aten.") for m in rule.absent if m.startswith("aten.")]
         if ops:
             libraries.append(_kernels(ops, rule, refusals))
-    replaced = 0
-    for module_name, module in list(sys.modules.items()):
-        if module is None or module_name == KEEP[0] or module_name.startswith(KEEP[1]) or module_name in gone:
-            continue
-        try:
-            names = list(vars(module).items())
-        except TypeError:
-            continue
-        for key, value in names:
-            stand_in = replace.get(id(value))
-            if stand_in is not None and not key.startswith("__"):
-                try:
-                    setattr(module, key, stand_in)
-                    replaced += 1
-                except (AttributeError, TypeError):
-                    continue
-    sys.modules.update(gone)  # `import torch.optim.adamw` now finds the stand-in
-    return {"libraries": libraries, "replaced": replaced, "gone": sorted(gone)}
+    real_modules = {name: sys.modules[name] for name in gone if sys.modules.get(name) is not None}
+    reals = [obj for obj in gc.get_objects() if (type(obj) is types.FunctionType or issubclass(type(obj), type))
+             and _made_in(obj, modules, files) is not None]
+    stand_in = {id(m): gone[name] for name, m in real_modules.items()}
+    for obj in reals:
+        rule = _made_in(obj, modules, files)
+        stand_in[id(obj)] = (_stand_in_class if isinstance(obj, type) else _stand_in_function)(obj, rule, refusals)
+    mine = (reals, real_modules, sys._getframe())
+    holders = [h for h in gc.get_referrers(*reals, *real_modules.values()) if not any(h is m for m in mine)]
+    classes = _classes_of(holders)
+    for holder in holders:
+        _swap(holder, stand_in, classes)
+    for name, real in real_modules.items():  # its names now hold stand-ins
+        for key, value in vars(real).items():
+            if not key.startswith("__") or key in ("__all__", "__doc__"):
+                setattr(gone[name], key, value)
+    sys.modules.update(gone)  # `import torch.optim.adamw` finds the stand-in
+    return gone, libraries
+
+
+def remove(honest=None) -> dict:
+    """Take every rule's ``absent`` out of this process; returns what keeps the kernels' refusals
+    registered (keep it for the life of the process) and the names of the modules gone. Run once,
+    before any student module is imported."""
+    gc.unfreeze()  # frozen objects (the zygote's, before the fork) are hidden from get_referrers
+    gone, libraries = _take_out(_Refusals(honest))
+    gc.collect()   # the real objects, now unreferenced, are freed
+    gc.freeze()    # and what is left stays out of later collections, as the zygote meant
+    return {"libraries": libraries, "gone": sorted(gone)}

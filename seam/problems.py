@@ -54,7 +54,8 @@ OWN_ADAMW = Rule(
     "kernels `_fused_adam_` / `_fused_adamw_`. Plain tensor ops and `torch._foreach_*` are yours to use",
     "the update rule, its moments and bias corrections are the problem; torch's optimizer is the "
     "oracle the tests compare it with", "optim", "You write AdamW by hand",
-    modules=("torch.optim.adam", "torch.optim.adamw"),
+    modules=("torch.optim.adam", "torch.optim.adamw",
+             "seam.probes.adam"),  # the twin of torch's a probe hands over (driven by theirs: seen)
     ops=("_fused_adam_", "_fused_adamw_", "_fused_adam", "_fused_adamw"),
     absent=("torch.optim.adam", "torch.optim.adamw", "aten._fused_adam_", "aten._fused_adamw_",
             "aten._fused_adam", "aten._fused_adamw"))

@@ -2,10 +2,12 @@
 memory_by_stage, and hand back plain data. No expected answers live here.
 
 The scenario builders (``run_adamw``, ``run_state_model``, ``memory_scenario``) are plain
-functions that take the optimizer class as an argument: a probe runs them with the
+functions that take the optimizer classes as arguments: a probe runs them with the
 implementation's AdamW, and the tests run the very same function locally with
 ``torch.optim.AdamW`` (the oracle). Models are always torch's own modules (nn.Linear), so a bug in
-problem 7 never costs points here.
+problem 7 never costs points here. The optimizers of torch's that a probe hands over ("torch_adamw",
+"torch_adam_amsgrad") are the seam's hand-written twins (probes/adam.py): in the sandbox torch's
+own are not there (seam/absent.py); the tests build torch's own (``torch_optim=torch.optim``).
 
 ``memory_scenario`` is the GPU test's driver too. On a CUDA device it first runs a warm-up
 forward/backward through a throw-away model of the same shapes (so the cuBLAS workspace exists
@@ -20,12 +22,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from . import manual_seed, probe
-
-# torch's optimizers, taken before any student module runs: in the sandbox their public names are
-# stand-ins that refuse (seam/absent.py: AdamW is the problem), the probes still hand real ones to
-# optimizer_state_bytes
-TORCH_ADAMW, TORCH_ADAM = torch.optim.AdamW, torch.optim.Adam
+from . import adam, manual_seed, probe
 
 
 def _encode_state_value(v, values: bool):
@@ -154,28 +151,30 @@ def adamw_construct(c, kwargs: dict, group_overrides=None):
 OPTIMIZER_KINDS = ("torch_adamw", "torch_adam_amsgrad", "torch_sgd", "torch_sgd_momentum", "adamw")
 
 
-def make_optimizer(kind: str, params, adamw_cls=None):
+def make_optimizer(kind: str, params, adamw_cls=None, torch_optim=adam):
+    """``torch_optim``: where torch's Adam and AdamW come from (the seam's twins; torch.optim in the
+    tests)."""
     if kind == "torch_adamw":
-        return TORCH_ADAMW(params)
+        return torch_optim.AdamW(params)
     if kind == "torch_adam_amsgrad":
-        return TORCH_ADAM(params, amsgrad=True)
+        return torch_optim.Adam(params, amsgrad=True)
     if kind == "torch_sgd":
         return torch.optim.SGD(params, lr=0.01)
     if kind == "torch_sgd_momentum":
         return torch.optim.SGD(params, lr=0.01, momentum=0.9)
     if kind == "adamw":  # the implementation's AdamW, or torch's for the oracle
-        return (adamw_cls or TORCH_ADAMW)(params)
+        return (adamw_cls or torch_optim.AdamW)(params)
     raise ValueError(f"unknown optimizer kind {kind!r}")
 
 
-def run_state_model(kind: str, dtype, steps: int, adamw_cls=None):
+def run_state_model(kind: str, dtype, steps: int, adamw_cls=None, torch_optim=adam):
     """A small torch MLP (one frozen layer that never gets a gradient), ``steps`` MSE steps."""
     manual_seed(5)
     model = nn.Sequential(nn.Linear(6, 10), nn.Tanh(), nn.Linear(10, 3, bias=False), nn.Linear(3, 2))
     model.to(dtype)
     model[3].requires_grad_(False)
     params = list(model.parameters())
-    opt = make_optimizer(kind, [p for p in params if p.requires_grad], adamw_cls)
+    opt = make_optimizer(kind, [p for p in params if p.requires_grad], adamw_cls, torch_optim)
     for _ in range(steps):
         x, y = torch.randn(4, 6, dtype=dtype), torch.randn(4, 2, dtype=dtype)
         F.mse_loss(model(x), y).backward()

@@ -94,7 +94,7 @@ BF16_LOSS = dict(rtol=1e-2)
 def fp32_oracle(seed: int, steps: int, batch: int) -> tuple[list[float], list[torch.Tensor]]:
     """The notes' loop with PyTorch's own pieces: losses before each update, final parameters."""
     model = make_model(seed)
-    optimizer = make_optimizer(model)
+    optimizer = make_optimizer(model, torch.optim)
     losses = []
     for x, y in make_batches(seed, steps, batch):
         loss = F.mse_loss(model(x), y)

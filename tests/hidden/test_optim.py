@@ -210,7 +210,7 @@ def tensor_bytes(obj) -> int:
 def test_optimizer_state_bytes(impl):
     """optimizer_state_bytes equals the bytes of the state's tensors for torch's SGD, Adam, AdamW and your AdamW"""
     def torch_state_bytes(kind, dtype, steps):  # your AdamW: None, its state as it is (moments + an int or 0-d step)
-        return None if kind == "adamw" else tensor_bytes(list(run_state_model(kind, dtype, steps)[1].state.values()))
+        return None if kind == "adamw" else tensor_bytes(list(run_state_model(kind, dtype, steps, torch_optim=torch.optim)[1].state.values()))
     for adam in (True, False):
         note = "torch.optim's Adam/AdamW keep a 0-d float32 step tensor per parameter (4 bytes)" if adam else ""
         check_cases(impl, "probes.state_bytes", [
@@ -244,7 +244,7 @@ def memory_cases(seed: int, n: int):
 def memory_oracle(kind, in_dim, out_dim, layers, batch, dtype, seed) -> dict:
     """One MSE step here: the parameters' bytes, the optimizer's (None for your AdamW) and the weights after it."""
     model = build_memory_model(in_dim, out_dim, layers, dtype, "cpu", seed)
-    opt = make_optimizer(kind, model.parameters())
+    opt = make_optimizer(kind, model.parameters(), torch_optim=torch.optim)
     x, y = memory_inputs(in_dim, out_dim, batch, dtype, "cpu", seed)
     torch.nn.functional.mse_loss(model(x), y).backward()
     opt.step()

@@ -101,3 +101,32 @@ def test_adamw_bound_to_torchs_own_is_the_rule_broken_at_import(tmp_path, code):
     impl = _impl(tmp_path, "optim", code + "\n")
     impl.probes.adamw_construct({"lr": 1e-3})
     assert impl.violations() == {"optim.AdamW": "torch.optim.adamw.AdamW as the class itself"}
+
+
+KEPT = '''
+_KEPT = []
+_own_memory_by_stage = memory_by_stage
+def memory_by_stage(model, optimizer, x, y):
+    _KEPT.append(type(optimizer))  # the probe's optimizer: the seam's twin of torch's AdamW
+    return _own_memory_by_stage(model, optimizer, x, y)
+class AdamW(torch.optim.Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+        params = list(params)
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+        self._inner = _KEPT[0](params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+        self.state = self._inner.state
+    def step(self, closure=None):
+        return self._inner.step(closure)
+'''
+
+
+def test_the_probes_optimizer_kept_and_driven_by_their_adamw_is_charged_to_adamw(tmp_path):
+    """The AdamW a probe hands over is the seam's hand-written twin of torch's (torch's own is not
+    in the sandbox): their AdamW that keeps its class and delegates to it is charged by the watch,
+    by the twin's file."""
+    impl = _impl(tmp_path, "optim", KEPT)
+    impl.probes.memory_stages(kind="torch_adamw", **MEMORY)
+    assert impl.violations() == {}
+    impl.probes.memory_stages(kind="adamw", **MEMORY)
+    assert list(impl.violations()) == ["optim.AdamW"], impl.violations()
+    assert "seam.probes.adam" in impl.violations()["optim.AdamW"]
