@@ -155,7 +155,7 @@ def _classes_of(holders) -> dict:
 def _swap(holder, stand_in: dict, classes: dict) -> None:
     """Where ``holder`` refers to a real object, make it refer to its stand-in (``stand_in``: id of
     the real object -> its stand-in). A kind of holder not listed here keeps its reference, and the
-    real object lives on: tests/self/unit/test_absent.py looks for any that survive."""
+    real object lives on: the suite looks for any that survive."""
     def new(value):
         return stand_in.get(id(value), value)
     if isinstance(holder, dict):
