@@ -87,7 +87,7 @@ def test_memory_and_batch_random(impl, ref):
 
 @pytest.mark.points(2)
 def test_flops_and_days_random(impl, ref):
-    """adamw_step_flops (exact ints) and training_days (rtol 1e-9) equal the reference"""
+    """adamw_step_flops (exact ints) and training_days (rtol 1e-9) equal the reference, batches past 64 bits too"""
     cfgs = random_configs(15, 300)
     rng = random.Random(16)
     check_cases(impl, "adamw_accounting.adamw_step_flops", [(c, rng.randint(1, 4096)) for c in cfgs],
@@ -95,6 +95,11 @@ def test_flops_and_days_random(impl, ref):
     check_cases(impl, "adamw_accounting.training_days",
                 [(c, rng.randint(1, 4096), rng.randint(1, 10**6), rng.choice([19.5e12, 312e12, 989.5e12]),
                   rng.uniform(0.05, 1.0)) for c in cfgs], ref=ref, **CONDITIONED, mistakes=mistakes("training_days"))
+    # batches past 64 bits (B·T·P more than any tensor holds): only the arithmetic answers
+    big = [(c, 2 ** rng.randint(40, 80) + rng.randint(0, 99)) for c in cfgs[:50]]
+    check_cases(impl, "adamw_accounting.adamw_step_flops", big, ref=ref)
+    check_cases(impl, "adamw_accounting.training_days", [(c, b, rng.randint(1, 10**6), 989.5e12, 0.5) for c, b in big],
+                ref=ref, **CONDITIONED)
 
 
 @pytest.mark.points(1)
@@ -107,7 +112,8 @@ def test_bad_input(impl):
                 [case(good, -1, want=bad), case(config(100, 16, 2, 30, 4, 64), 1, want=bad)])
     check_cases(impl, "adamw_accounting.peak_memory_bytes", [case(good, 0, want=bad)])
     check_cases(impl, "adamw_accounting.adamw_step_flops",
-                [case(good, 0, want=bad), case(good, 1, want=6 * 16 * params(good))])
+                [case(good, 0, want=bad), case(good, 1, want=6 * 16 * params(good)),
+                 case(good, 2**64, want=6 * 2**64 * 16 * params(good))])
     # a budget of 0 bytes is valid (nothing fits), a negative one is not
     check_cases(impl, "adamw_accounting.max_batch_size", [case(good, -1, want=bad), case(good, 0, want=0)])
     # the valid neighbour is due a float (its value is tested above): compare the type only
@@ -115,5 +121,6 @@ def test_bad_input(impl):
                 [case(good, 1, 10, 19.5e12, 0.0, want=bad), case(good, 1, 10, 19.5e12, 1.5, want=bad),
                  case(good, 1, 10, -1.0, 0.5, want=bad), case(good, 1, 10, 0.0, 0.5, want=bad),
                  case(good, 1, 0, 19.5e12, 0.5, want=bad), case(good, 1, 10, 19.5e12, 1.0, want=float),
-                 case(good, 1, 10, 0.5, 1.0, want=float)],
+                 case(good, 1, 10, 0.5, 1.0, want=float), case(good, 2**64, 10, 19.5e12, 1.5, want=bad),
+                 case(good, 2**64, 10, 19.5e12, 1.0, want=float)],
                 compare=lambda got, due, what: expect_equal(type(got), due, f"type of {what}"))

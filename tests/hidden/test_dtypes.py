@@ -26,6 +26,12 @@ TORCH_FORMATS = (FP32, FP16, BF16, FP8_E4M3, FP8_E5M2)
 # Formats without a torch dtype: only the reference can judge them.
 OTHER_FORMATS = (FP6_E2M3, FP6_E3M2, fmt("e4m3_ieee", 4, 3, True, True), fmt("e5m2_fn", 5, 2, False, True),
                  fmt("e3m4", 3, 4, True, True), fmt("e6m9", 6, 9, False, True), fmt("e8m1", 8, 1, True, True))
+# Formats beside the torch ones that PyTorch has no dtype for (one flag or one bit away): in the
+# tests against PyTorch's casts, so that their points rest on the rounding, which no cast can do.
+NEIGHBOURS = {"fp16_bf16": (fmt("fp16_fn", 5, 10, False, True), fmt("e5m9", 5, 9, True, True),
+                            fmt("e8m6", 8, 6, True, True), fmt("e7m7", 7, 7, True, True)),
+              "fp8": (fmt("e4m2_fn", 4, 2, False, True), fmt("e5m3", 5, 3, True, True),
+                      fmt("e4m4_fn", 4, 4, False, True), fmt("e5m1", 5, 1, True, True))}
 # Formats that make no sense under any convention: no exponent bits, negative sizes.
 NONSENSE_FORMATS = (fmt("e0m3", 0, 3, False, False), fmt("e4m-1", 4, -1, False, True), fmt("e-2m5", -2, 5, True, True))
 LIMITS = ("bits", "max_value", "eps", "smallest_normal", "smallest_subnormal")
@@ -137,10 +143,10 @@ def finfo_limits(f) -> dict:
             "smallest_subnormal": one.view(TORCH_DTYPE[f.name]).item()}
 
 
-def other_format_inputs(ref, seed: int) -> list:
-    """round_to cases for the formats without a torch dtype: log-uniform values over each format's range."""
+def other_format_inputs(ref, seed: int, formats=OTHER_FORMATS) -> list:
+    """round_to cases for formats without a torch dtype: log-uniform values over each format's range."""
     gen, cases = torch.Generator().manual_seed(seed), []
-    for f in OTHER_FORMATS:
+    for f in formats:
         mx = ref.dtypes.max_value(f)
         sub = ref.dtypes.smallest_subnormal(f)
         u = torch.rand(4096, generator=gen, dtype=torch.float64)
@@ -373,16 +379,20 @@ def test_other_formats(impl, ref):
 
 @pytest.mark.points(1)
 def test_round_to_fp16_bf16_equals_torch(impl, ref):
-    """round_to into FP16 and BF16 equals x.to(dtype).float() bit for bit: all 65,536 fp16/bf16 patterns, ties, edges, float64"""
+    """round_to into FP16 and BF16 equals x.to(dtype).float() bit for bit: all 65,536 fp16/bf16 patterns, ties, edges, float64; their neighbours without a torch dtype equal the reference"""
     for i, f in enumerate((FP16, BF16)):
         check_against_torch(impl, ref, f, [pool32(f, 100 + 10 * i), pool64(f, 200 + 10 * i)])
+    check_each(impl, "dtypes.round_to", other_format_inputs(ref, 210, NEIGHBOURS["fp16_bf16"]),
+               casts_equal(False, "the reference"), ref=ref)
 
 
 @pytest.mark.points(1)
 def test_round_to_fp8_equals_torch(impl, ref):
-    """round_to into FP8 E4M3 (saturating at ±448) and E5M2 equals PyTorch's cast in every bit, NaNs included"""
+    """round_to into FP8 E4M3 (saturating at ±448) and E5M2 equals PyTorch's cast in every bit, NaNs included; their neighbours without a torch dtype equal the reference"""
     for i, f in enumerate((FP8_E4M3, FP8_E5M2)):
         check_against_torch(impl, ref, f, [pool32(f, 300 + 10 * i), pool64(f, 400 + 10 * i)])
+    check_each(impl, "dtypes.round_to", other_format_inputs(ref, 410, NEIGHBOURS["fp8"]),
+               casts_equal(False, "the reference"), ref=ref)
 
 
 @pytest.mark.points(1)
@@ -419,8 +429,9 @@ def test_round_to_fp32_shapes_and_bad_input(impl, ref):
         case(ok, fmt("e9m3", 9, 3, True, True), want=BAD), case(ok, fmt("e?m3", None, 3, False, True), want=BAD),
         case(ok, fmt("e8m23", 8, 23, True, True), want=valid), case(ok.double(), FP16, want=valid),
         case(ok, FP6_E3M2, want=valid)], compare=has_form)
-    for name in LIMITS:
-        check_cases(impl, f"dtypes.{name}", [case(f, want=BAD) for f in NONSENSE_FORMATS])
+    for name in LIMITS:  # valid neighbours PyTorch has no dtype for: the reference's answers
+        check_cases(impl, f"dtypes.{name}", [case(f, want=BAD) for f in NONSENSE_FORMATS]
+                    + [case(FP6_E3M2), case(fmt("e3m1", 3, 1, True, True))], ref=ref)
     # bits' docstring: "A fmt that is not a valid FloatFormat raises ValueError": a name, a flag that is no bool
     check_cases(impl, "dtypes.bits", [case("fp16", want=BAD), case(fmt("e5m2?", 5, 2, None, True), want=BAD),
                                       case(FP8_E5M2, want=8)])

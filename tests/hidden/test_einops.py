@@ -115,9 +115,12 @@ def test_mean_over_random(impl, ref):
 
 @pytest.mark.points(1)
 def test_attention_scores_flops_random(impl, ref):
-    """attention_scores_flops is 2·batch·heads·seq1·seq2·dim on 300 random sizes (0 included); negative or non-int sizes raise ValueError"""
+    """attention_scores_flops is 2·batch·heads·seq1·seq2·dim on 350 random sizes (0 and past 64 bits included); negative or non-int sizes raise ValueError"""
     rng = random.Random(6)
     sizes = [tuple(rng.choice([0, 1, 2, 7, 64, 1024, 4096]) for _ in range(5)) for _ in range(300)]
+    # and sizes past the 64 bits of any tensor's: no FLOP counter has a tensor to count
+    sizes += [tuple(rng.choice([0, 1, 64, 2 ** rng.randint(40, 80) + rng.randint(0, 99)]) for _ in range(5))
+              for _ in range(50)]
     bad = [case(*s, want=raises(ValueError)) for s in [(1, 2, 3, 4, -5), (-1, 2, 3, 4, 5), (1, 2.0, 3, 4, 5),
                                                        (1, 2, 3, True, 5), (1, 2, 3, 4, None)]]
     check_cases(impl, "einops.attention_scores_flops", [case(*s) for s in sizes] + bad, ref=ref,

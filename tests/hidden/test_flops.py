@@ -137,50 +137,77 @@ def random_configs(seed: int, n: int):
             for heads in (rng.randint(1, 128) for _ in range(n))]
 
 
+def past_64_bits(seed: int, n: int):
+    """(m, k, n) sizes of 2**40 .. 2**80, with zeros and ones: products no tensor (64-bit sizes)
+    can hold, real or meta, so no FLOP counter has one to count; the reference's answers."""
+    rng = random.Random(seed)
+    return [tuple(rng.choice([0, 1, rng.randint(1, 4096), 2 ** rng.randint(40, 80) + rng.randint(0, 10**6)])
+                  for _ in range(3)) for _ in range(n)] + [(2**64, 2**64, 2**64), (1, 2**63, 2), (2**70, 3, 0)]
+
+
+def configs_past_64_bits(seed: int, n: int):
+    """(config, seq_len) pairs with a sequence or a width of 2**40 .. 2**70: past any tensor's size."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        heads = rng.randint(1, 64)
+        d = heads * rng.choice([rng.randint(1, 128), 2 ** rng.randint(40, 70)])
+        out.append((config(rng.choice([2, 50257, 2 ** rng.randint(40, 70)]), rng.randint(1, 4096), rng.randint(1, 96), d,
+                           heads, rng.choice([rng.randint(1, 10**5), 2 ** rng.randint(40, 70) + 1])),
+                    rng.choice([1, 4096, 2 ** rng.randint(40, 70)])))
+    return out
+
+
 def entry(key: str):
     """Compare one entry of a dict answer only."""
     return lambda got, due, what: expect_equal(got[key], due[key], f"{what}[{key!r}]")
 
 
 @pytest.mark.points(1)
-def test_matmul_flops_match_flop_counter(impl):
-    """matmul_flops equals PyTorch's FlopCounterMode on real (m×k) @ (k×n) products, empty ones too"""
+def test_matmul_flops_match_flop_counter(impl, ref):
+    """matmul_flops equals PyTorch's FlopCounterMode on real (m×k) @ (k×n) products, empty ones too, and the reference past 64 bits"""
     rng = random.Random(301)
     calls = [(rng.choice([0, 1, rng.randint(1, 64), rng.randint(1, 20_000)]),
               rng.choice([0, 1, rng.randint(1, 64), rng.randint(1, 20_000)]),
               rng.choice([0, 1, rng.randint(1, 64), rng.randint(1, 20_000)])) for _ in range(80)]
     check_cases(impl, "flops.matmul_flops", calls, oracle=torch_matmul_flops,
                 note="oracle: torch.utils.flop_counter.FlopCounterMode")
+    check_cases(impl, "flops.matmul_flops", past_64_bits(311, 40), ref=ref)
 
 
 @pytest.mark.points(2)
-def test_linear_flops_match_autograd(impl):
-    """linear_flops equals FlopCounterMode on a real Linear's forward and each backward product"""
+def test_linear_flops_match_autograd(impl, ref):
+    """linear_flops equals FlopCounterMode on a real Linear's forward and each backward product, and the reference past 64 bits"""
     rng = random.Random(302)
     calls = [(rng.randint(1, 5000), rng.randint(1, 5000), rng.randint(1, 5000)) for _ in range(40)]
     calls += [(1, 1, 1), (100, 256, 512), (3, 1, 4096)]
     check_cases(impl, "flops.linear_flops", calls, oracle=torch_linear_flops,
                 note="oracle: FlopCounterMode on a forward + backward pass of F.linear")
+    check_cases(impl, "flops.linear_flops", past_64_bits(312, 40), ref=ref)
 
 
 @pytest.mark.points(3)
-def test_transformer_forward_matches_real_model(impl):
-    """transformer_forward_flops equals FlopCounterMode on a real SwiGLU transformer's forward pass, term by term"""
+def test_transformer_forward_matches_real_model(impl, ref):
+    """transformer_forward_flops equals FlopCounterMode on a real SwiGLU transformer's forward pass, term by term, and the reference past 64 bits"""
     cases = small_configs(303, 14)
     cases += [(config(11, 4, 1, 6, 3, 5), 1), (config(50, 8, 2, 16, 1, 40), 33), (config(97, 2, 3, 24, 8, 7), 64)]
     check_cases(impl, "flops.transformer_forward_flops", cases, oracle=torch_forward_flops,
                 note="oracle: FlopCounterMode on a forward pass of a SwiGLU transformer of that shape")
+    check_cases(impl, "flops.transformer_forward_flops", configs_past_64_bits(313, 20), ref=ref)
 
 
 @pytest.mark.points(2)
 def test_counts_random(impl, ref):
-    """matmul_flops, linear_flops and transformer_forward_flops equal the reference exactly on large random shapes"""
+    """matmul_flops, linear_flops and transformer_forward_flops equal the reference exactly on large random shapes, past 64 bits too"""
     rng = random.Random(304)
     check_cases(impl, "flops.matmul_flops",
                 [tuple(rng.randint(0, 10**rng.randint(1, 7)) for _ in range(3)) for _ in range(400)], ref=ref)
     check_cases(impl, "flops.linear_flops",
                 [tuple(rng.randint(1, 10**rng.randint(1, 7)) for _ in range(3)) for _ in range(400)], ref=ref)
     check_cases(impl, "flops.transformer_forward_flops", random_configs(305, 400), ref=ref)
+    check_cases(impl, "flops.matmul_flops", past_64_bits(314, 100), ref=ref)
+    check_cases(impl, "flops.linear_flops", past_64_bits(315, 100), ref=ref)
+    check_cases(impl, "flops.transformer_forward_flops", configs_past_64_bits(316, 100), ref=ref)
 
 
 @pytest.mark.points(2)
@@ -195,7 +222,7 @@ def test_training_compute_and_time_random(impl, ref):
     calls += [(0.0, 1, 1e12, 0.3), (6.3e24, 1024, 989e12, 0.5), (10**20, 3, 10**15, 1)]
     check_cases(impl, "flops.training_seconds", calls, ref=ref, **ROUNDING)
     # consistency: 6·N·D is the total of linear_flops for a layer of N = d_in·d_out parameters
-    layers = [(100, 256, 512), (4096, 4096, 11008), (7, 3, 5)]
+    layers = [(100, 256, 512), (4096, 4096, 11008), (7, 3, 5), (2**64, 4096, 4096), (3, 2**40, 2**40)]
     linear = check_cases(impl, "flops.linear_flops", layers, ref=ref, compare=entry("total"))
     check_cases(impl, "flops.training_flops", [
         case(d_in * d_out, tokens, want=float(g["total"]),
@@ -204,19 +231,23 @@ def test_training_compute_and_time_random(impl, ref):
 
 
 @pytest.mark.points(1)
-def test_bad_input(impl):
+def test_bad_input(impl, ref):
     """negative sizes, bad configs, seq_len 0, no GPUs and an MFU outside (0, 1] raise ValueError; neighbours work"""
     good, bad = config(100, 16, 2, 32, 4, 64), raises(ValueError)
     check_cases(impl, "flops.matmul_flops", [case(-1, 2, 3, want=bad), case(2, -3, 4, want=bad),
-                                             case(2, 3, -4, want=bad), case(0, 2, 3, want=0)])
+                                             case(2, 3, -4, want=bad), case(0, 2, 3, want=0),
+                                             case(2**64, -1, 2, want=bad), case(2**64, 2**64, 2)], ref=ref)
     check_cases(impl, "flops.linear_flops", [case(10, -1, 3, want=bad), case(-5, 2, 2, want=bad),
-                                             case(10, 1, 3, want={"total": 180})], compare=entry("total"))
+                                             case(10, 1, 3, want={"total": 180}), case(2**64, 2**64, -2, want=bad),
+                                             case(2**64, 2**64, 2)], ref=ref, compare=entry("total"))
     check_cases(impl, "flops.transformer_forward_flops",
                 [case(config(100, 16, 2, 30, 4, 64), 16, want=bad), case(config(100, 16, 0, 32, 4, 64), 16, want=bad),
-                 case(good, 0, want=bad), case(good, -3, want=bad), case(good, 1, want={"lm_head": 2 * 100 * 32})],
-                compare=entry("lm_head"))
+                 case(good, 0, want=bad), case(good, -3, want=bad), case(good, 1, want={"lm_head": 2 * 100 * 32}),
+                 case(config(100, 16, 2, 2**64, 3, 64), 16, want=bad), case(good, 2**64)],
+                ref=ref, compare=entry("lm_head"))
     check_cases(impl, "flops.training_flops", [case(-1.0, 1e9, want=bad), case(1e9, float("inf"), want=bad),
-                                               case(0, 1e9, want=0.0), case(1e9, 0, want=0.0)])
+                                               case(0, 1e9, want=0.0), case(1e9, 0, want=0.0),
+                                               case(-(2**64), 2**40, want=bad), case(2**40, 2**40)], ref=ref)
     check_cases(impl, "flops.training_seconds",
                 [case(-1.0, 8, 989e12, 0.5, want=bad), case(1e20, 0, 989e12, 0.5, want=bad),
                  case(1e20, 8, 0.0, 0.5, want=bad), case(1e20, 8, 989e12, 0.0, want=bad),

@@ -48,6 +48,14 @@ def random_shapes(rng: random.Random, n: int):
     return [tuple(rng.choice([1, rng.randint(1, 64), rng.randint(1, 100_000)]) for _ in range(3)) for _ in range(n)]
 
 
+def shapes_past_64_bits(seed: int, n: int):
+    """(b, d, f, bytes) with sizes of 2**40 .. 2**80 beside small ones: matmuls no tensor (64-bit
+    sizes) can hold, so no FLOP counter has one to count; the reference's answers."""
+    rng = random.Random(seed)
+    return [(*(rng.choice([1, rng.randint(1, 4096), 2 ** rng.randint(40, 80) + rng.randint(0, 10**6)])
+               for _ in range(3)), rng.choice([1, 2, 4, 0.5])) for _ in range(n)] + [(2**64, 2**64, 2**64, 4)]
+
+
 def matmul_cases(rng: random.Random, shapes, hardware: bool = False) -> list:
     """Real matmuls of a random dtype (and hardware): matmul_intensity = FLOPs / bytes, or
     roofline_seconds = max(FLOPs / peak, bytes / bandwidth), from PyTorch's counts."""
@@ -65,21 +73,23 @@ def matmul_cases(rng: random.Random, shapes, hardware: bool = False) -> list:
 
 
 @pytest.mark.points(2)
-def test_matmul_intensity_matches_torch(impl):
-    """matmul_intensity equals FlopCounterMode FLOPs / bytes of real X, W, Y tensors (rtol 1e-12), 5 dtypes"""
+def test_matmul_intensity_matches_torch(impl, ref):
+    """matmul_intensity equals FlopCounterMode FLOPs / bytes of real X, W, Y tensors (rtol 1e-12), 5 dtypes, and the reference past 64 bits"""
     rng = random.Random(401)
     cases = matmul_cases(rng, random_shapes(rng, 60) + [(64, 64, 64), (1, 4096, 4096), (4096, 1, 1)])
     check_cases(impl, "intensity.matmul_intensity", cases, **ROUNDING,
                 note="oracle: FlopCounterMode / (X.nbytes + W.nbytes + Y.nbytes) for the matmul in brackets")
+    check_cases(impl, "intensity.matmul_intensity", shapes_past_64_bits(405, 40), ref=ref, **ROUNDING)
 
 
 @pytest.mark.points(2)
 def test_intensities_random(impl, ref):
-    """matmul_intensity, elementwise_intensity and ridge_point equal the reference on random inputs (rtol 1e-12)"""
+    """matmul_intensity, elementwise_intensity and ridge_point equal the reference on random inputs (rtol 1e-12), sizes past 64 bits too"""
     rng = random.Random(402)
     check_cases(impl, "intensity.matmul_intensity",
                 [(*s, rng.choice([1, 2, 4, 8, 0.5, rng.uniform(0.1, 16)])) for s in random_shapes(rng, 400)],
                 ref=ref, **ROUNDING)
+    check_cases(impl, "intensity.matmul_intensity", shapes_past_64_bits(406, 100), ref=ref, **ROUNDING)
     calls = [(rng.choice([0, 1, 2, rng.randint(0, 100), rng.uniform(0, 100)]),
               rng.choice([0, 1, 2, 4, 8, rng.uniform(0, 64)]), rng.choice([0, 1, 2, 4, 8, rng.uniform(0, 64)]))
              for _ in range(400)]
@@ -114,7 +124,10 @@ def test_roofline_seconds(impl, ref):
 
 
 @pytest.mark.points(1)
-def test_bad_input(impl):
+def test_bad_input(impl, ref):
     """zero sizes, non-positive hardware numbers, negative counts and no traffic raise ValueError; neighbours work"""
     for name, cases in EDGES.items():
         check_cases(impl, f"intensity.{name}", cases, **ROUNDING)
+    # the same past 64 bits, which no tensor holds: the reference's answer for the valid neighbour
+    check_cases(impl, "intensity.matmul_intensity", [case(2**64, 0, 4, 2, want=BAD), case(2**64, 2**64, -1, 2, want=BAD),
+                                                     case(2**64, 2**64, 3, 2)], ref=ref, **ROUNDING)

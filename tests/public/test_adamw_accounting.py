@@ -15,8 +15,9 @@ SNAPSHOT_INPUTS = {
     "adamw_accounting.activation_count": [(TINY, 1), (TINY, 3), (SMALL, 8), (GPT2_XL, 2)],
     "adamw_accounting.peak_memory_bytes": [(TINY, 4), (SMALL, 8), (GPT2_XL, 1)],
     "adamw_accounting.max_batch_size": [(TINY, 10**6), (SMALL, 24 * 10**9), (GPT2_XL, 40 * 10**9)],
-    "adamw_accounting.adamw_step_flops": [(TINY, 2), (SMALL, 512)],
-    "adamw_accounting.training_days": [(SMALL, 512, 100_000, 312e12, 0.4)],
+    # batches are Python ints of any size: B·T·P past the 64 bits of any tensor's sizes
+    "adamw_accounting.adamw_step_flops": [(TINY, 2), (SMALL, 512), (SMALL, 2**64), (config(2**40, 2**20, 3, 2**30, 8, 5), 3)],
+    "adamw_accounting.training_days": [(SMALL, 512, 100_000, 312e12, 0.4), (SMALL, 2**64, 3, 312e12, 0.4)],
 }
 
 
@@ -56,6 +57,12 @@ def test_gpt2_xl_flops_and_days(impl):
                 mistakes=mistakes("adamw_step_flops"))
     days = impl.adamw_accounting.training_days(GPT2_XL, 1024, 400_000, 19.5e12, 0.5)
     expect_equal(round(days), 6354, "round(training_days(GPT2_XL, 1024, 400_000, 19.5e12, 0.5))")
+    # the same formula for 2**64 times the batch, past the 64 bits of any tensor's sizes
+    check_cases(impl, "adamw_accounting.adamw_step_flops",
+                [case(GPT2_XL, 1024 * 2**64, want=6 * 1024 * 2**64 * 1024 * 2_127_057_600,
+                      what="adamw_step_flops(GPT2_XL, 1024 * 2**64)")])
+    expect_equal(round(impl.adamw_accounting.training_days(GPT2_XL, 1024 * 2**64, 400_000, 19.5e12, 0.5) / 2**64), 6354,
+                 "round(training_days(GPT2_XL, 1024 * 2**64, 400_000, 19.5e12, 0.5) / 2**64)")
 
 
 @pytest.mark.points(2)

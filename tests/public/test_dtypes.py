@@ -85,6 +85,8 @@ def test_notes_finfo_table(impl):
     expect_equal(impl.dtypes.max_value(FP8_E4M3), 448.0, "max_value(FP8_E4M3) (notes 001)")
     expect_equal(impl.dtypes.max_value(FP4_E2M1), 6.0, "max_value(FP4_E2M1) (notes 001)")
     expect_equal(impl.dtypes.bits(FP4_E2M1), 4, "bits(FP4_E2M1) (notes 001: 4 bits per value)")
+    # notes 001: 1 and 1.5 are neighbours on the NVFP4 grid, so E2M1's eps is 0.5 (no torch.finfo for it)
+    expect_equal(impl.dtypes.eps(FP4_E2M1), 0.5, "eps(FP4_E2M1) (notes 001: the grid's 1 and 1.5)")
 
 
 def _round_one(impl, value: float, f: Struct) -> float:
@@ -98,7 +100,7 @@ def _round_one(impl, value: float, f: Struct) -> float:
 
 @pytest.mark.points(2)
 def test_notes_round_to(impl):
-    """fp16 turns 1e-8 into 0 and 70000 into inf; bf16 keeps 1e-8, gives 70144 and 1 + 0.001 == 1"""
+    """fp16 turns 1e-8 into 0 and 70000 into inf; bf16 keeps 1e-8, gives 70144 and 1 + 0.001 == 1; E2M1 saturates at 6"""
     cases = [  # (value, format, expected float32, where in the notes)
         (1e-8, FP16, 0.0, "notes 000/001: 1e-8 underflows to 0 in fp16"),
         (70000.0, FP16, math.inf, "notes 004: 70000 -> inf in fp16"),
@@ -107,6 +109,11 @@ def test_notes_round_to(impl):
         (1.001, BF16, 1.0, "notes 004: 1 + 0.001 is still 1 in bf16"),
         (-1e-8, FP16, -0.0, "underflow keeps the sign: -0.0"),
         (-70000.0, FP16, -math.inf, "overflow keeps the sign: -inf"),
+        # the same values in E2M1, which PyTorch has no dtype for: the grid of notes 001 ends at ±6
+        (70000.0, FP4_E2M1, 6.0, "notes 001: the NVFP4 grid ends at 6; E2M1 saturates"),
+        (-70000.0, FP4_E2M1, -6.0, "saturation keeps the sign: -6"),
+        (1e-8, FP4_E2M1, 0.0, "notes 001: 0 is the grid value nearest to 1e-8"),
+        (1.001, FP4_E2M1, 1.0, "notes 001: 1 is the grid value nearest to 1.001"),
     ]
     for value, f, want, where in cases:
         got = _round_one(impl, value, f)

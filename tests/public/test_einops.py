@@ -18,7 +18,9 @@ SNAPSHOT_INPUTS = {
     "einops.merge_heads": [(seeded(2, 4, 3, 3, seed=14),), (seeded(1, 1, 2, 5, seed=15),)],
     "einops.mean_over": [(seeded(2, 3, 4, seed=17), "batch"), (seeded(2, 3, 4, seed=18), "seq"),
                          (seeded(2, 3, 4, seed=19), "hidden"), (seeded(2, 3, 4, seed=20), "heads")],
-    "einops.attention_scores_flops": [(1, 1024, 1024, 25, 64), (2, 3, 5, 4, 8), (0, 7, 7, 2, 2), (1, 1, 1, -1, 1)],
+    "einops.attention_scores_flops": [(1, 1024, 1024, 25, 64), (2, 3, 5, 4, 8), (0, 7, 7, 2, 2), (1, 1, 1, -1, 1),
+                                      # sizes are Python ints of any size: past the 64 bits of any tensor's
+                                      (2**64, 3, 5, 4, 8), (1, 2**40, 2**40, 25, 64)],
 }
 # The tolerance each target's snapshot is compared at (CONDITIONED where not named).
 SNAPSHOT_TOLERANCE = {
@@ -54,7 +56,9 @@ def test_notes_qk_flops(impl):
     """QKᵀ of GPT-2 XL at T = 1024 (25 heads of 64) costs 2·T²·d_model per layer (notes 004's L·2·2·T²·d counts QKᵀ and AV)"""
     check_cases(impl, "einops.attention_scores_flops",
                 [case(1, 1024, 1024, 25, 64, want=2 * 1024**2 * 1600), case(1, 16384, 16384, 25, 64,
-                                                                             want=2 * 16384**2 * 1600)])
+                                                                             want=2 * 16384**2 * 1600),
+                 # the same count at T = 2**64 (more than any tensor holds)
+                 case(1, 2**64, 2**64, 25, 64, want=2 * 2**128 * 1600)])
 
 
 @pytest.mark.points(1)

@@ -10,20 +10,31 @@ from tests.snapshot import check_snapshot
 # (3, 4) contiguous x and its transpose t = x.T: the notes' running example (notes 001, 004).
 X, XS = (3, 4), (4, 1)
 T, TS = (4, 3), (1, 4)
+# The same x with 2**64 columns, and its transpose: sizes and strides are Python ints of any size
+# (the handout), past the 64 bits of any tensor's, so only the arithmetic answers them.
+W = 2**64
+XW, XWS = (3, W), (W, 1)
+TW, TWS = (W, 3), (1, W)
 
 SNAPSHOT_INPUTS = {
-    "tensors.contiguous_strides": [((3, 4),), ((2, 3, 4),), ((5,),), ((),), ((2, 0, 3),), ((1, 1, 7),)],
+    "tensors.contiguous_strides": [((3, 4),), ((2, 3, 4),), ((5,),), ((),), ((2, 0, 3),), ((1, 1, 7),), (XW,),
+                                   ((2, W, 0, 3),)],
     "tensors.element_offset": [(X, XS, (1, 2)), (T, TS, (2, 1)), (X, XS, (-1, -1)), (X, XS, (3, 0)),
-                               ((2, 3), (1, 2), (1, 1), 5), (X, XS, (0,))],
+                               ((2, 3), (1, 2), (1, 1), 5), (X, XS, (0,)), (XW, XWS, (2, -1)),
+                               (TW, TWS, (W - 1, 1), W)],
     "tensors.is_contiguous": [(X, XS), (T, TS), ((3,), (4,)), ((1, 4), (99, 1)), ((0, 3), (7, 7)),
-                              ((2, 1, 3), (3, 5, 1))],
-    "tensors.transpose": [(X, XS, 0, 1), ((2, 3, 4), (12, 4, 1), 0, -1), (X, XS, 1, 1), (X, XS, 0, 2)],
+                              ((2, 1, 3), (3, 5, 1)), (XW, XWS), (TW, TWS)],
+    "tensors.transpose": [(X, XS, 0, 1), ((2, 3, 4), (12, 4, 1), 0, -1), (X, XS, 1, 1), (X, XS, 0, 2),
+                          (XW, XWS, 0, 1)],
     "tensors.select": [(X, XS, 0, 0, 1), (X, XS, 0, 1, 1), (T, TS, 0, 0, 0), (X, XS, 0, 0, -1),
-                       (X, XS, 0, 0, 3)],
-    "tensors.narrow": [(X, XS, 0, 1, 1, 2), (X, XS, 0, 0, 1, 2), (X, XS, 2, 0, -2, 2), (X, XS, 0, 0, 2, 2)],
+                       (X, XS, 0, 0, 3), (TW, TWS, 0, 0, -1), (XW, XWS, W, 1, W - 1)],
+    "tensors.narrow": [(X, XS, 0, 1, 1, 2), (X, XS, 0, 0, 1, 2), (X, XS, 2, 0, -2, 2), (X, XS, 0, 0, 2, 2),
+                       (XW, XWS, 0, 1, 1, W - 2), (TW, TWS, 5, 0, -3, 2)],
     "tensors.view_strides": [(X, XS, (4, 3)), (X, XS, (-1,)), (T, TS, (-1,)), (T, TS, (3, 4)),
-                             (T, TS, (2, 2, 3)), ((3,), (4,), (3, 1)), (X, XS, (5, -1)), (X, XS, (-1, -1))],
-    "tensors.reshape_copies": [(T, TS, (-1,)), (X, XS, (4, 3)), (T, TS, (2, 2, 3)), (X, XS, (7,))],
+                             (T, TS, (2, 2, 3)), ((3,), (4,), (3, 1)), (X, XS, (5, -1)), (X, XS, (-1, -1)),
+                             (XW, XWS, (-1,)), (TW, TWS, (-1,)), (TW, TWS, (2, W // 2, 3))],
+    "tensors.reshape_copies": [(T, TS, (-1,)), (X, XS, (4, 3)), (T, TS, (2, 2, 3)), (X, XS, (7,)),
+                               (TW, TWS, (-1,)), (XW, XWS, (W, 3))],
     "tensors.nbytes": [((3, 4), torch.float32), ((12288, 49152), torch.float32), ((8,), torch.bfloat16),
                        ((2, 0), torch.float64)],
 }
@@ -35,6 +46,11 @@ def test_notes_element_offset(impl):
     check_cases(impl, "tensors.contiguous_strides", [case((3, 4), want=(4, 1), what="contiguous_strides((3, 4))")],
                 mistakes=mistakes("contiguous_strides"))
     expect_equal(impl.tensors.element_offset(X, XS, (1, 2)), 6, "element_offset((3, 4), (4, 1), (1, 2))")
+    # the same rule with 2**64 columns: strides (2**64, 1), element [1, 2] at 1·2**64 + 2·1
+    check_cases(impl, "tensors.contiguous_strides", [case(XW, want=XWS, what="contiguous_strides((3, 2**64))")],
+                mistakes=mistakes("contiguous_strides"))
+    expect_equal(impl.tensors.element_offset(XW, XWS, (1, 2)), W + 2,
+                 "element_offset((3, 2**64), (2**64, 1), (1, 2))")
 
 
 @pytest.mark.points(2)
@@ -47,6 +63,15 @@ def test_notes_view_reshape_quiz(impl):
     expect_equal(impl.tensors.view_strides(T, TS, (-1,)), None, "t.view(-1) is impossible")
     expect_equal(impl.tensors.reshape_copies(T, TS, (-1,)), True, "t.reshape(-1) copies")
     expect_equal(impl.tensors.reshape_copies(X, XS, (4, 3)), False, "x.view(4, 3) shares storage")
+    # the quiz again with 2**64 columns in place of 4: the answers come from the same rules
+    expect_equal(impl.tensors.select(TW, TWS, 0, 0, 0), ((3,), (W,), 0),
+                 "t[0]: select((2**64, 3), (1, 2**64), 0, 0, 0)")
+    expect_equal(impl.tensors.select(XW, XWS, 0, 1, 1), ((3,), (W,), 1),
+                 "x[:, 1]: select((3, 2**64), (2**64, 1), 0, 1, 1)")
+    expect_equal(impl.tensors.is_contiguous(TW, TWS), False, "t.is_contiguous() for t of shape (2**64, 3)")
+    expect_equal(impl.tensors.view_strides(TW, TWS, (-1,)), None, "t.view(-1) is impossible for t of shape (2**64, 3)")
+    expect_equal(impl.tensors.reshape_copies(TW, TWS, (-1,)), True, "t.reshape(-1) copies for t of shape (2**64, 3)")
+    expect_equal(impl.tensors.reshape_copies(XW, XWS, (W, 3)), False, "x.view(2**64, 3) shares storage")
 
 
 @pytest.mark.points(1)

@@ -1,7 +1,7 @@
 """What a forbidden shortcut still keeps when nothing watches it: the points of each ruled
 function that absence and behaviour alone defend.
 
-    python -m tests.self.behaviour record      (writes tests/self/behaviour.json, several minutes)
+    python -m tests.self.behaviour record [PROBLEM ...]   (writes tests/self/behaviour.json, minutes)
 
 Each planted shortcut (tests/self/shortcuts/), and a library-only one per function below, is graded
 in the grader's sandbox (what a rule forbids is absent there) with the honest-work watch switched
@@ -58,10 +58,41 @@ _LIBRARY = {
         "view_strides": "_view(shape, strides, new_shape)",
         "reshape_copies": "_view(shape, strides, new_shape) is None",
     },
-    "flops": {
-        "matmul_flops": "_count(lambda: torch.empty(m, k, device='meta') @ torch.empty(k, n, device='meta'))",
+    "flops": {  # products of meta tensors: no storage, any shape whose sizes torch holds
+        "matmul_flops": "_mm(m, k, n)",
+        "linear_flops": "(lambda f: {'forward': f, 'backward_input': _mm(tokens, d_out, d_in), "
+                        "'backward_weight': _mm(d_in, tokens, d_out), 'total': 3 * f})(_mm(tokens, d_in, d_out))",
+        "transformer_forward_flops": "_forward(cfg, seq_len)",
+        # 6·N·D as three (N × 1) @ (1 × D) products, for whole numbers (a tensor's sizes are ints)
+        "training_flops": "float(3 * _mm(_whole(n_params), 1, _whole(n_tokens)))",
+    },
+    "intensity": {
+        "matmul_intensity": "float(_mm(b, d, f) / (bytes_per_element * (b * d + d * f + b * f)))",
+    },
+    "einops": {
+        "attention_scores_flops": "_count(lambda: torch.einsum('bqhd,bkhd->bhqk', "
+                                  "*(torch.empty(batch, s, heads, dim, device='meta') for s in (seq1, seq2))))",
+    },
+    "adamw_accounting": {  # 6·B·T·P as three (B·T × P) @ (P × 1) products: forward 2, backward 4
+        "adamw_step_flops": "3 * _mm(batch_size * cfg.context_length, parameter_count(cfg), 1)",
+        "training_days": "steps * 3 * _mm(batch_size * cfg.context_length, parameter_count(cfg), 1)"
+                         " / (peak_flops * mfu) / 86400",
     },
 }
+# FlopCounterMode on meta tensors; a shape torch will not build (a size or a storage past 64 bits)
+# gives up, as a student with nothing but the counter would.
+_COUNTER = '''
+def _count(run):
+    from torch.utils.flop_counter import FlopCounterMode
+    try:
+        with FlopCounterMode(display=False) as counter:
+            run()
+    except (RuntimeError, TypeError, ValueError, OverflowError) as e:
+        raise NotImplementedError(f"torch will not build it: {str(e)[:80]}") from None
+    return counter.get_total_flops()
+def _mm(m, k, n):
+    return _count(lambda: torch.empty(m, k, device="meta") @ torch.empty(k, n, device="meta"))
+'''
 _HELPERS = {
     "dtypes": '''
 def _dt(fmt):
@@ -86,13 +117,20 @@ def _view(shape, strides, new_shape):
     except RuntimeError:
         return None
 ''',
-    "flops": '''
-def _count(run):
-    from torch.utils.flop_counter import FlopCounterMode
-    with FlopCounterMode(display=False) as counter:
-        run()
-    return counter.get_total_flops()
+    "flops": _COUNTER + '''
+def _whole(x):
+    if x != int(x):
+        raise NotImplementedError(f"no tensor has {x!r} elements")
+    return int(x)
+def _forward(cfg, seq_len):
+    T, L, d, dff, V = seq_len, cfg.num_layers, cfg.d_model, cfg.d_ff, cfg.vocab_size
+    parts = {"attn_proj": L * _mm(T, d, 4 * d), "attn_scores": L * 2 * _mm(T, d, T), "ffn": L * _mm(T, d, 3 * dff),
+             "lm_head": _mm(T, d, V)}
+    return {**parts, "total": sum(parts.values())}
 ''',
+    "intensity": _COUNTER,
+    "einops": _COUNTER,
+    "adamw_accounting": _COUNTER,
 }
 
 
@@ -178,8 +216,13 @@ def load() -> dict:
 
 
 def main(argv: list[str]) -> int:
-    if argv == ["record"]:
-        RECORD.write_text(json.dumps(record(), indent=1, sort_keys=True) + "\n")
+    if argv[:1] == ["record"]:  # record [PROBLEM ...]: those problems' entries anew, the rest kept
+        unknown = set(argv[1:]) - set(PROBLEMS)
+        if unknown:
+            print(f"no such problem(s): {sorted(unknown)}", file=sys.stderr)
+            return 2
+        fresh = record(argv[1:] or None)
+        RECORD.write_text(json.dumps({**(load() if argv[1:] else {}), **fresh}, indent=1, sort_keys=True) + "\n")
         print(f"wrote {RECORD.relative_to(ROOT)}")
         return 0
     print(__doc__, file=sys.stderr)

@@ -9,6 +9,7 @@ import torch
 from grader import trust
 from seam import InProcess
 from seam.problems import RULED
+from tests.common.adamw_accounting import config
 from tests.common.dtypes import FP16, f32, fmt
 from tests.self import behaviour
 
@@ -79,9 +80,19 @@ _SMALL = {"dtypes.round_to": (f32([0.1, 1.7, -3.3]), FP16), "dtypes.max_value": 
           "tensors.is_contiguous": ((3, 4), (1, 3)), "tensors.transpose": ((3, 4), (4, 1), 0, 1),
           "tensors.select": ((3, 4), (4, 1), 2, 1, -1), "tensors.narrow": ((3, 4), (4, 1), 0, 1, 1, 2),
           "tensors.view_strides": ((3, 4), (4, 1), (2, 6)), "tensors.reshape_copies": ((3, 4), (1, 3), (12,)),
-          "flops.matmul_flops": (3, 5, 7)}
+          "flops.matmul_flops": (3, 5, 7), "flops.linear_flops": (100, 256, 512), "flops.training_flops": (7e9, 10**6),
+          "flops.transformer_forward_flops": (config(97, 2, 3, 24, 8, 7), 64),
+          "intensity.matmul_intensity": (64, 256, 1024, 2), "einops.attention_scores_flops": (2, 3, 5, 4, 8),
+          "adamw_accounting.adamw_step_flops": (config(100, 16, 2, 32, 4, 64), 3),
+          "adamw_accounting.training_days": (config(100, 16, 2, 32, 4, 64), 3, 10, 19.5e12, 0.5)}
 _HUGE = ((2 ** 64, 3), (2 ** 63 + 3, 1))
 _BEYOND = {"dtypes.round_to": (f32([0.1, 1.7, -3.3]), E3M4), "dtypes.eps": (E3M4,),
            "dtypes.nvfp4_quantize": (f32([0.5] * 16),),  # torch casts into no 4-bit float
            "tensors.contiguous_strides": (_HUGE[0],), "tensors.is_contiguous": _HUGE,
-           "tensors.view_strides": (*_HUGE, (2 ** 63, -1))}
+           "tensors.view_strides": (*_HUGE, (2 ** 63, -1)),
+           "flops.matmul_flops": (2 ** 64, 3, 1), "flops.linear_flops": (2 ** 40, 2 ** 40, 1),
+           "flops.training_flops": (70e9, 15e12),
+           "flops.transformer_forward_flops": (config(97, 2, 3, 24, 8, 7), 2 ** 64),
+           "intensity.matmul_intensity": (2 ** 40, 2 ** 40, 1, 2), "einops.attention_scores_flops": (1, 2 ** 64, 1, 1, 1),
+           "adamw_accounting.adamw_step_flops": (config(100, 16, 2, 32, 4, 64), 2 ** 64),
+           "adamw_accounting.training_days": (config(100, 16, 2, 32, 4, 64), 2 ** 64, 10, 19.5e12, 0.5)}
