@@ -1,30 +1,28 @@
-"""Honest work: the registry's rules (seam/problems.py ``Rule``), enforced by what runs.
+"""Honest work: the registry's rules (seam/problems.py ``Rule``), charged on a forbidden call seen to run.
 
 While a request of a problem with rules runs (a seam call of a ruled function, or a probe that
 may drive one), a ``Watch`` looks at what actually executes, in the student's process, whatever
 names the code used:
 
 - a profiler (``sys.setprofile``) sees every Python function that runs (its module, told by the
-  code object's file, never by ``__name__`` (``Modules``), decides:
-  ``torch.optim.adam`` for AdamW, ``torch.utils.flop_counter`` for FLOPs), every C function
-  called from Python by name (``Tensor.stride``, ``torch._C._nn.linear``, ``torch._fused_adamw_``),
-  an ATen overload called in Python (``torch.ops.aten.linear.default``);
+  code object's file, never by ``__name__`` (``Modules``), decides), every C function called from
+  Python by name (``Tensor.stride``, ``torch._C._nn.linear``), an ATen overload called in Python;
 - a TorchDispatchMode for casts into a narrow float format (``cast_in``), also those made in
   C++; a TorchFunctionMode for what einops' code computes with torch, and what is computed from
   that (``must``);
-- the profiler runs only for rules that need it (modules, ops by name), unless the submission
-  computes names at run time (``Honest.dynamic``): under a Python mode it would triple each op's cost;
-- a class of theirs derived from a class of a forbidden module (``torch.optim.Adam``) is found
-  when its module is imported (``Honest.bases``).
+- the profiler runs only for rules that need it, or everywhere where the text holds a note for
+  review (``Honest.dynamic``): under a Python mode it would triple each op's cost;
+- a class of theirs derived from a class of a forbidden module is found when its module is
+  imported (``Honest.bases``).
 
 An event counts only when the student's own code is on the stack, at any depth (or torch's code
-runs for an instance of their class): the probes and the tests use PyTorch freely (it is the oracle).
-Switching the watch off is itself a violation when it happens while the function runs: starting
-a thread or process, ``sys.setprofile`` / ``settrace``, popping torch's mode stacks
-(``_disable_current_modes``, ``_pop_torch_function_stack``) from their code, entering or leaving a
-``DisableTorchFunction`` block, the modes left off at the end; so is a thread of theirs that ran
-while the function ran (its frame moved), and a registry or watch changed (``_integrity``).
-What stays possible (ctypes, named at run time) is listed in the trust model (README).
+runs for an instance of their class): the probes and the tests use PyTorch freely.
+
+The watch runs in the student's process, so it can be blinded; what could blind it (a thread
+started or running while a function is watched, ``sys.setprofile``, torch's mode stacks popped,
+a ``DisableTorchFunction`` block, the rules or the watch changed) is a note for review
+(``Honest.note``, seam/review.py), never a charge. The points rest on absence (seam/absent.py)
+and on cases the library cannot answer; a forbidden call the watch does see is evidence.
 
 A violation is (function, what it used); the trusted side (``seam.Impl``) keeps them, and every
 graded test of that function scores 0 (``touched``), with one line (``line``): both in
@@ -126,34 +124,7 @@ _DISABLERS = tuple(t for t in (getattr(torch._C, n, None) for n in (
 _PYTHON_KEY = torch._C.DispatchKey.Python
 
 
-# Where threads and processes start, wrapped once (``Honest``), before any student module is
-# imported: a watch whose profiler is not running yet (``Rule.numbers``) still sees them.
-STARTS = (("_thread", "start_new_thread", "another thread"), ("_thread", "start_new", "another thread"),
-          ("_thread", "start_joinable_thread", "another thread"),
-          ("threading", "_start_new_thread", "another thread"),
-          ("threading", "_start_joinable_thread", "another thread"), ("os", "fork", "another process"),
-          ("os", "posix_spawn", "another process"), ("os", "posix_spawnp", "another process"),
-          ("_posixsubprocess", "fork_exec", "another process"))
 _ACTIVE: list = []  # the watch running now (at most one: requests do not nest)
-
-
-def _wrap_starts() -> None:
-    import importlib
-    for module_name, name, what in STARTS:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        original = getattr(module, name, None)
-        if original is None or getattr(original, "_honest", False):
-            continue
-
-        def started(*args, _original=original, _what=what, _name=name, **kwargs):
-            if _ACTIVE:
-                _ACTIVE[0].started(_what, _name)
-            return _original(*args, **kwargs)
-        started._honest = True
-        setattr(module, name, started)
 
 
 def covered(names, ruled=RULED) -> dict[str, Rule]:
@@ -277,7 +248,6 @@ class Honest:
         # theirs: what switches the watch off could then go unnamed, so every watch runs the
         # profiler, from the start (without them, the static look names every such switch)
         self.dynamic = review.dynamic(folder)
-        _wrap_starts()
         self.intact = _integrity()  # taken before any student module is imported
         self.ruled = dict(RULED)     # the rules as they were then (rebinding seam's names changes nothing)
 
@@ -375,7 +345,7 @@ class Watch:
         # the profiler sees what no mode does (Python code of a forbidden module, C calls by name);
         # casts and einops' results are the modes' alone. A profiler under a Python mode triples
         # each op's cost (every Python call in torch's mode machinery becomes events), so it runs
-        # only where a rule needs it, or where names are computed at run time (Honest.dynamic)
+        # only where a rule needs it, or where the text holds a note for review (Honest.dynamic)
         needs = [r for r in rules.values() if r.modules or r.ops]
         self.profiled = bool(needs) or honest.dynamic
         # rules over numbers only: no profiler until a torch op runs (a mode sees it); pure Python
@@ -469,12 +439,6 @@ class Watch:
         if not self.armed:
             self.armed = True
             sys.setprofile(self._profile)
-
-    def started(self, what: str, name: str) -> None:
-        """A thread or process is starting (the wrapped ``STARTS``) while this watch runs."""
-        frame = sys._getframe(1)
-        if self._student(frame):
-            self.honest.note("threads", f"{what} started ({name})", frame, self.rules)
 
     def __exit__(self, *exc):
         _ACTIVE.clear()

@@ -253,33 +253,6 @@ def valid(n) -> dict | None:
     return note(file, max(0, min(line, 10**7)), n["kind"], construct, seen="at run time")
 
 
-def _torch_by_name(source: str) -> bool:
-    """Whether the text reaches torch by a name it computes (``getattr(torch, "float" + n)``): the
-    watch then runs its profiler everywhere, since what such a name reaches is not in the text."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, RecursionError, MemoryError, ValueError):
-        return False
-    nodes = list(ast.walk(tree))
-    torch_names = {"torch"} | {a.asname or a.name.split(".")[0] for n in nodes if isinstance(n, ast.Import)
-                               for a in n.names if a.name.split(".")[0] == "torch"} | {
-        a.asname or a.name for n in nodes if isinstance(n, ast.ImportFrom)
-        and (n.module or "").split(".")[0] == "torch" for a in n.names}
-    for node in nodes:
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
-                "getattr", "hasattr") and node.args:
-            root = node.args[0]
-            while isinstance(root, ast.Attribute):
-                root = root.value
-            if isinstance(root, ast.Name) and root.id in torch_names and (
-                    len(node.args) < 2 or folded(node.args[1]) is None):
-                return True
-        if isinstance(node, ast.Attribute) and node.attr in ("attrgetter", "methodcaller"):
-            return True
-    return False
-
-
 def dynamic(folder: Path) -> bool:
-    """Whether the watch should run its profiler for every rule: a note in the text, or torch
-    reached by a computed name."""
-    return bool(scan(folder)) or any(_torch_by_name(source) for _, source in _modules(folder))
+    """Whether the watch should run its profiler for every rule: the text holds a note."""
+    return bool(scan(folder))

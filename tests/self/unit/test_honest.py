@@ -82,10 +82,10 @@ def test_removing_the_profiler_is_a_note_and_the_cast_it_hid_no_charge(tmp_path)
     assert sys.getprofile() is None  # (the watch put back what was there)
 
 
-def test_the_profiler_runs_where_a_rule_needs_it_or_names_are_made_at_run_time(tmp_path):
+def test_the_profiler_runs_where_a_rule_needs_it_or_the_text_holds_a_note(tmp_path):
     """Casts and einops' results are the modes' alone: no profiler under them (it would triple
-    each op's cost), unless the submission makes names at run time, which the static look cannot
-    read (getattr(torch, "_" + "C") reaches the switches that pop the modes)."""
+    each op's cost), unless the text holds a note for review (getattr(torch, "_" + "C") reaches
+    the switches that pop the modes): then the profiler sees C calls by name too."""
     from seam.honest import Honest
     plain = Honest(REFERENCE)
     assert not plain.dynamic
@@ -94,7 +94,7 @@ def test_the_profiler_runs_where_a_rule_needs_it_or_names_are_made_at_run_time(t
     assert plain.watch("optim", ["optim.AdamW"]).profiled and plain.watch("modules", ["modules.Linear"]).profiled
     lazy = plain.watch("flops", ["flops.matmul_flops"])
     assert lazy.profiled and lazy.lazy
-    impl = _impl(tmp_path, "dtypes", "def _fmt(name):\n    return getattr(torch, 'float' + name)\n")
+    impl = _impl(tmp_path, "dtypes", "def _fmt(name):\n    return getattr(torch, '_' + 'C')\n")
     dynamic = Honest(impl.folder)
     assert dynamic.dynamic and dynamic.watch("dtypes", ["dtypes.round_to"]).profiled
     assert not dynamic.watch("flops", ["flops.matmul_flops"]).lazy
