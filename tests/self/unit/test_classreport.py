@@ -300,3 +300,26 @@ def test_a_merged_pass_is_no_regrade():
                  "results": {"score": 3.0, "tests": after},
                  "previous": {"why": "other grader or tests", "results": {"score": 2.0, "tests": before}}}]
     assert build(students)["regrades"] == []
+
+
+def test_notes_for_review_come_first_by_the_students_names():
+    """A note for review (seam/review.py) is what a TA must read: the page's first section, by the
+    student's name, with the place, the construct and the points at stake; escaped like the rest."""
+    from seam.review import note
+    evil = '<b onmouseover="x">thread</b>'
+    tests = _tests_for("flops", [True, True])
+    noted = {**note("flops.py", 12, "threads", evil), "at_stake": 7.0}
+    students = [{"key": "s1", "status": "graded", "who": ["Ada Lovelace"], "code": {},
+                 "results": {"score": 2.0, "tests": tests, "extra_data": {"review": [noted]}}},
+                {"key": "s2", "status": "graded", "who": ["Alan Turing"], "code": {},
+                 "results": {"score": 2.0, "tests": _tests_for("flops", [True, True])}}]
+    report = build(students)
+    assert [(r["student"], r["file"], r["line"], r["kind"], r["at_stake"]) for r in report["review"]] == [
+        ("s1", "flops.py", 12, "threads", 7.0)]
+    page = render(report, {})
+    assert page.index("Notes for review") < page.index("<h2>Scores</h2>")
+    assert "Ada Lovelace" in page[page.index("Notes for review"):page.index("<h2>Scores</h2>")]
+    parser = _Tags()
+    parser.feed(page)
+    assert "b" not in parser.tags and not any(a.startswith("on") for a in parser.attrs)
+    assert "Alan Turing" not in page[page.index("Notes for review"):page.index("<h2>Scores</h2>")]

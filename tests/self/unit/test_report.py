@@ -102,3 +102,26 @@ def test_a_named_mistake_is_a_field_of_the_failed_test_only():
     assert by_title["flops: matmul"]["mistakes"] == [{"name": "a multiply-add as 1 FLOP",
                                                       "handout": "assignment/problems/flops.md"}]
     assert "mistakes" not in by_title["flops: linear"]
+
+
+def test_a_note_for_review_takes_no_point_and_says_what_is_at_stake():
+    """A note (seam/review.py) is kept in extra_data.review with the points of its module's ruled
+    functions and how checks; the score is the same as without it; the summary says it under the
+    score line; a merge of two passes keeps each note once."""
+    from grader.batch.merge import join_results
+    from seam.review import note
+    graded = facts()
+    graded[0].functions = ("flops.matmul_flops",)   # a ruled function: its 2 points are at stake
+    graded[2].how = "detected"                      # a how check: its 3 points too
+    noted = [note("flops.py", 9, "threads", "threading.Thread"), note("tensors.py", 1, "gc", "gc.get_objects")]
+    plain, results = build_results(graded, 1.0, []), build_results(graded, 1.0, [], review=noted)
+    validate(results)
+    assert results["score"] == plain["score"] and [t["score"] for t in results["tests"]] == [
+        t["score"] for t in plain["tests"]]
+    assert [(n["file"], n["at_stake"]) for n in results["extra_data"]["review"]] == [("flops.py", 5.0), ("tensors.py", 0.0)]
+    lines = results["output"].splitlines()
+    assert lines[0] == plain["output"].splitlines()[0]
+    assert lines[1].startswith("review (in the text): flops.py:9: threads (threading.Thread)")
+    assert "5 points would be at stake" in lines[1] and "no point is taken" in lines[1]
+    merged = join_results("s", [("cpu", results), ("again", {**results, "tests": []})])
+    assert len(merged["extra_data"]["review"]) == 2
