@@ -206,6 +206,6 @@ def test_a_blinded_shortcut_earns_nothing_and_is_a_note_naming_the_student(mode,
             assert got[problem] <= deleted[problem], (
                 f"{name}: {route} on {problem} scores {got[problem]:g}, more than the route deleted "
                 f"({deleted[problem]:g})")
-            notes = [n for n in results["extra_data"].get("review", []) if n["file"] == files(problem).module]
+            notes = [n for n in results["extra_data"].get("review", []) if n["file"] == str(files(problem).module)]
             assert KIND[route] in {n["kind"] for n in notes}, (name, problem, notes)
         assert any(line.strip().startswith(f"{name} ({name}):") for line in summary), summary
