@@ -55,11 +55,6 @@ ROUTES = (
     Route("an identity einops call in front of hand-written `view` / `transpose`",
           "what torch computes from an einops result counts as einops' (a correct `rearrange` then `@` must "
           "pass)", _of("named axes through einops")),
-    Route("an AdamW / Adam that a probe hands to `optimizer_state_bytes`, `memory_by_stage` or the training "
-          "loop (the seam's hand-written twin of torch's), kept and driven later by their `AdamW`",
-          "the probes must hand over an optimizer that works as torch's, so its class stays in the worker behind "
-          "those objects; its code running under a ruled function is still seen by the watch (by its file)",
-          ("optim.AdamW",)),
     Route("`torch.profiler` / `torch.autograd.profiler` for FLOPs",
           "`with_flops` is a field of the profiler's config, not code of its own: taking out what starts the "
           "profiler (`torch._C._autograd._prepare_profiler` / `_enable_profiler`) would leave `record_function` "

@@ -9,16 +9,15 @@ container), each rule's ``absent`` (seam/problems.py) goes:
   Wherever the garbage collector sees a reference to one (modules' names, ``sys.modules``, the
   seam's own modules, registries such as ``flop_registry``, classes' attributes, closures, lists),
   a stand-in takes its place; nothing then holds the real one, and it is freed. A stand-in class
-  may still be a base class (the watch then names it as one) and answers ``isinstance`` for the
-  seam's own twin of the class (``torch_class``: seam/probes/adam.py, the optimizers the probes
-  hand over); made, called or entered, a stand-in raises one line naming the rule, and charges it
-  to the ruled function running;
+  may still be a base class (the watch then names it as one); made, called or entered, a stand-in
+  raises one line naming the rule, and charges it to the ruled function running;
 - an ATen kernel (``aten._fused_adamw_``): every overload, on every backend, refuses, whoever
   calls it (``torch._fused_adamw_``, torch's own optimizer with ``fused=True``, C++).
 
-Nothing is exempt: the probes hold no forbidden object either (they drive hand-written twins),
-so no graded code can reach one through them. The student's own ``pytest`` runs the oracles in
-the same process: nothing is taken out there.
+Nothing is exempt: the probes hold no forbidden object either (the optimizer they hand over has
+AdamW's state, not its update: seam/adamw_shaped.py), so no graded code can reach one through
+them. The student's own ``pytest`` runs the oracles in the same process: nothing is taken out
+there.
 """
 
 import gc
@@ -56,18 +55,12 @@ class _Refusals:
         raise Forbidden(message(rule, what))
 
 
+class StandIn(type):
+    """The type of every stand-in class: what tells one from the real class it replaces."""
+
+
 def _stand_in_class(real: type, rule: Rule, refusals: _Refusals) -> type:
     what = f"{real.__module__}.{real.__qualname__}"
-
-    def twin(cls) -> bool:  # a class of the seam's that does the real one's work by hand
-        return any(getattr(k, "torch_class", None) == what for k in type.__getattribute__(cls, "__mro__"))
-
-    class Meta(type):  # isinstance / issubclass answer as the real class would (it held no twin)
-        def __instancecheck__(cls, obj):
-            return type.__instancecheck__(cls, obj) or twin(type(obj))
-
-        def __subclasscheck__(cls, sub):
-            return type.__subclasscheck__(cls, sub) or (isinstance(sub, type) and twin(sub))
 
     def refuse(*args, **kwargs):
         refusals.refuse(rule, what)
@@ -75,10 +68,10 @@ def _stand_in_class(real: type, rule: Rule, refusals: _Refusals) -> type:
     def init_subclass(cls, **kwargs):  # a class of theirs on it imports; the watch names the base
         pass
 
-    return Meta(real.__name__, (), {"__module__": real.__module__, "__qualname__": real.__qualname__,
-                                    "__doc__": f"(not in the sandbox: {what})",
-                                    "__new__": lambda cls, *a, **k: refuse(),
-                                    "__init_subclass__": classmethod(init_subclass)})
+    return StandIn(real.__name__, (), {"__module__": real.__module__, "__qualname__": real.__qualname__,
+                                       "__doc__": f"(not in the sandbox: {what})",
+                                       "__new__": lambda cls, *a, **k: refuse(),
+                                       "__init_subclass__": classmethod(init_subclass)})
 
 
 def _stand_in_function(real, rule: Rule, refusals: _Refusals):

@@ -55,7 +55,7 @@ OWN_ADAMW = Rule(
     "the update rule, its moments and bias corrections are the problem; torch's optimizer is the "
     "oracle the tests compare it with", "optim", "You write AdamW by hand",
     modules=("torch.optim.adam", "torch.optim.adamw",
-             "seam.probes.adam"),  # the twin of torch's a probe hands over (driven by theirs: seen)
+             "seam.adamw_shaped"),  # what a probe hands over, if their AdamW delegates to it
     ops=("_fused_adam_", "_fused_adamw_", "_fused_adam", "_fused_adamw"),
     absent=("torch.optim.adam", "torch.optim.adamw", "aten._fused_adam_", "aten._fused_adamw_",
             "aten._fused_adam", "aten._fused_adamw"))

@@ -5,9 +5,10 @@ The scenario builders (``run_adamw``, ``run_state_model``, ``memory_scenario``) 
 functions that take the optimizer classes as arguments: a probe runs them with the
 implementation's AdamW, and the tests run the very same function locally with
 ``torch.optim.AdamW`` (the oracle). Models are always torch's own modules (nn.Linear), so a bug in
-problem 7 never costs points here. The optimizers of torch's that a probe hands over ("torch_adamw",
-"torch_adam_amsgrad") are the seam's hand-written twins (probes/adam.py): in the sandbox torch's
-own are not there (seam/absent.py); the tests build torch's own (``torch_optim=torch.optim``).
+problem 7 never costs points here. Where a probe hands over an optimizer of its own with Adam's
+state ("adamw_layout", "amsgrad_layout"), it is seam/adamw_shaped.py's: torch's state layout, not
+torch's update (torch's Adam and AdamW are not in the sandbox: seam/absent.py); the tests run the
+same one in the grader's process.
 
 ``memory_scenario`` is the GPU test's driver too. On a CUDA device it first runs a warm-up
 forward/backward through a throw-away model of the same shapes (so the cuBLAS workspace exists
@@ -22,7 +23,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from . import adam, manual_seed, probe
+from . import manual_seed, probe
+from ..adamw_shaped import AdamWShaped
 
 
 def _encode_state_value(v, values: bool):
@@ -148,33 +150,34 @@ def adamw_construct(c, kwargs: dict, group_overrides=None):
 
 # ---- optimizer_state_bytes ---------------------------------------------------------------------
 
-OPTIMIZER_KINDS = ("torch_adamw", "torch_adam_amsgrad", "torch_sgd", "torch_sgd_momentum", "adamw")
+OPTIMIZER_KINDS = ("adamw_layout", "amsgrad_layout", "torch_sgd", "torch_sgd_momentum", "adamw")
 
 
-def make_optimizer(kind: str, params, adamw_cls=None, torch_optim=adam):
-    """``torch_optim``: where torch's Adam and AdamW come from (the seam's twins; torch.optim in the
-    tests)."""
-    if kind == "torch_adamw":
-        return torch_optim.AdamW(params)
-    if kind == "torch_adam_amsgrad":
-        return torch_optim.Adam(params, amsgrad=True)
+def make_optimizer(kind: str, params, adamw_cls=None):
+    """``adamw_layout`` / ``amsgrad_layout``: seam/adamw_shaped.py's optimizer, with torch's AdamW's
+    state (and Adam(amsgrad=True)'s: max_exp_avg_sq too); ``adamw``: ``adamw_cls``, the
+    implementation's AdamW (torch's in the tests' oracles)."""
+    if kind == "adamw_layout":
+        return AdamWShaped(params)
+    if kind == "amsgrad_layout":
+        return AdamWShaped(params, weight_decay=0.0, amsgrad=True)
     if kind == "torch_sgd":
         return torch.optim.SGD(params, lr=0.01)
     if kind == "torch_sgd_momentum":
         return torch.optim.SGD(params, lr=0.01, momentum=0.9)
-    if kind == "adamw":  # the implementation's AdamW, or torch's for the oracle
-        return (adamw_cls or torch_optim.AdamW)(params)
+    if kind == "adamw":
+        return adamw_cls(params)
     raise ValueError(f"unknown optimizer kind {kind!r}")
 
 
-def run_state_model(kind: str, dtype, steps: int, adamw_cls=None, torch_optim=adam):
+def run_state_model(kind: str, dtype, steps: int, adamw_cls=None):
     """A small torch MLP (one frozen layer that never gets a gradient), ``steps`` MSE steps."""
     manual_seed(5)
     model = nn.Sequential(nn.Linear(6, 10), nn.Tanh(), nn.Linear(10, 3, bias=False), nn.Linear(3, 2))
     model.to(dtype)
     model[3].requires_grad_(False)
     params = list(model.parameters())
-    opt = make_optimizer(kind, [p for p in params if p.requires_grad], adamw_cls, torch_optim)
+    opt = make_optimizer(kind, [p for p in params if p.requires_grad], adamw_cls)
     for _ in range(steps):
         x, y = torch.randn(4, 6, dtype=dtype), torch.randn(4, 2, dtype=dtype)
         F.mse_loss(model(x), y).backward()

@@ -1,13 +1,13 @@
 """Probes for training: get_batch on real memmaps, train_step, checkpoints, bf16.
 
-Helper objects are PyTorch's own (an nn.Sequential model) and torch's AdamW written out by hand
-(probes/adam.py: in the sandbox torch's own is not there, seam/absent.py), never another
-problem's student code. Files go to a fresh temporary directory (in the sandbox, TMPDIR is the
+Helper objects are PyTorch's own (an nn.Sequential model) and an optimizer with torch's AdamW's
+state but not its update (seam/adamw_shaped.py: torch's AdamW is not in the sandbox,
+seam/absent.py), never another problem's student code. Files go to a fresh temporary directory (in the sandbox, TMPDIR is the
 worker's private scratch directory) and are removed afterwards.
 
 The builders below (``make_model``, ``make_optimizer``, ``make_batches``, ``token_data``) are
 deterministic and are imported by the tests too, which rebuild the same objects in the grader's
-process to compute PyTorch oracles.
+process to compute the oracles.
 """
 
 import contextlib
@@ -19,7 +19,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from . import adam, manual_seed, probe
+from . import manual_seed, probe
+from ..adamw_shaped import AdamWShaped
 from .. import smaps
 
 D_IN, HIDDEN = 12, 16
@@ -46,9 +47,9 @@ def make_model(seed: int) -> nn.Module:
     return nn.Sequential(nn.Linear(D_IN, HIDDEN), nn.Tanh(), nn.Linear(HIDDEN, 1), nn.Flatten(0))
 
 
-def make_optimizer(model: nn.Module, torch_optim=adam) -> torch.optim.Optimizer:
-    """AdamW: the seam's twin of torch's (probes/adam.py); torch's own with torch_optim=torch.optim."""
-    return torch_optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
+def make_optimizer(model: nn.Module) -> torch.optim.Optimizer:
+    """seam/adamw_shaped.py's optimizer: torch's AdamW's state, SGD with momentum's update."""
+    return AdamWShaped(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
 
 
 def make_batches(seed: int, steps: int, batch: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -72,7 +73,7 @@ def _step_counter(optimizer: torch.optim.Optimizer) -> list[int]:
 
 
 def _optimizer_state(optimizer: torch.optim.Optimizer) -> dict:
-    """AdamW's state as plain data: per parameter (in order) its tensors; the hyperparameters."""
+    """The optimizer's state as plain data: per parameter (in order) its tensors; the hyperparameters."""
     sd = optimizer.state_dict()
     state = []
     for index in sorted(sd["state"]):
@@ -169,7 +170,7 @@ def get_batch_pages_touched(c, n: int, batch_size: int, context_length: int, see
 
 @probe("training", calls="train_step")
 def train_step_run(c, seed: int, steps: int, batch: int) -> dict:
-    """``steps`` calls of train_step on make_model(seed) + AdamW and make_batches(...)."""
+    """``steps`` calls of train_step on make_model(seed) + make_optimizer and make_batches(...)."""
     mod = c.module("training")
     model = make_model(seed)
     optimizer = make_optimizer(model)
@@ -310,7 +311,7 @@ def _record_grad_scalers(log: list):
 
 @probe("training", calls="bf16_train_step", how="bf16_train_step uses no GradScaler")
 def bf16_step_run(c, seed: int, batch: int, device_type: str = "cpu") -> dict:
-    """One bf16_train_step on make_model(seed) (moved to device_type) with AdamW.
+    """One bf16_train_step on make_model(seed) (moved to device_type) with make_optimizer.
 
     Records, from inside the model, the dtype of every nn.Linear output (the matmul results)
     during the call; then the dtypes of parameters, gradients and optimizer state after it."""

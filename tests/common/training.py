@@ -1,5 +1,6 @@
 """training: what the public and hidden tests share. Checks of get_batch's windows, and the
-PyTorch oracles (F.mse_loss, torch.optim.AdamW) rebuilt from the same seeds as the probes use."""
+oracles (torch's F.mse_loss, the probes' optimizer: seam/adamw_shaped.py) rebuilt here from the
+same seeds as the probes use."""
 
 import dataclasses
 
@@ -80,8 +81,8 @@ FORGOT_ZERO_GRAD = Mistake(
     "backward() adds to .grad: without zero_grad after the step, the next step uses the sum of all "
     "gradients so far.", "training", "`optimizer.zero_grad()` is important, \"otherwise gradients accumulate\"")
 
-# The loop against the same loop written here with torch's pieces: the submission's forward, loss
-# and AdamW are torch's own, so losses agree to float32 round-off of a mean (~1e-7 relative; 1e-5
+# The loop against the same loop written here with the same pieces: the submission's forward and
+# loss are torch's own and its optimizer is the probes' (seam/adamw_shaped.py), so losses agree to float32 round-off of a mean (~1e-7 relative; 1e-5
 # leaves 100x) and the weights after up to 5 steps within a few ulps of the updates (rtol 1e-4,
 # atol 1e-6 for weights near 0). Forgetting zero_grad or stepping twice moves both by percent.
 LOSS = dict(rtol=1e-5)
@@ -92,9 +93,9 @@ BF16_LOSS = dict(rtol=1e-2)
 
 
 def fp32_oracle(seed: int, steps: int, batch: int) -> tuple[list[float], list[torch.Tensor]]:
-    """The notes' loop with PyTorch's own pieces: losses before each update, final parameters."""
+    """The notes' loop with the probes' own pieces: losses before each update, final parameters."""
     model = make_model(seed)
-    optimizer = make_optimizer(model, torch.optim)
+    optimizer = make_optimizer(model)
     losses = []
     for x, y in make_batches(seed, steps, batch):
         loss = F.mse_loss(model(x), y)
@@ -117,7 +118,7 @@ def expect_train_step_run(got: dict, due: tuple[list[float], list[torch.Tensor]]
             expect_equal(got["grads_cleared"][i], True, f"{what}: gradients cleared (None or zero) after "
                          f"call {i + 1}", note=FORGOT_ZERO_GRAD.hint().strip())
     for i, (g, w) in enumerate(zip(got["params"], params, strict=True)):
-        expect_equal(g, w, f"{what}: parameter {i} after {len(losses)} steps (vs torch.optim.AdamW loop)",
+        expect_equal(g, w, f"{what}: parameter {i} after {len(losses)} steps (vs the same loop run by the grader)",
                      **STEPS)
 
 
@@ -137,7 +138,7 @@ def expect_resume_exact(got: dict, due: dict, what: str) -> None:
     expect_equal(len(resumed["optimizer"]["state"]), len(straight["optimizer"]["state"]),
                  f"{what}: parameters with optimizer state after resuming")
     for i, (g, w) in enumerate(zip(resumed["optimizer"]["state"], straight["optimizer"]["state"])):
-        expect_equal(g, w, f"{what}: AdamW state of parameter {i}, resumed vs uninterrupted (bit for bit)",
+        expect_equal(g, w, f"{what}: optimizer state of parameter {i}, resumed vs uninterrupted (bit for bit)",
                      note="save and restore optimizer.state_dict() as well as the model's")
     expect_equal(resumed["optimizer"]["param_groups"], straight["optimizer"]["param_groups"],
                  f"{what}: optimizer hyperparameters after resuming")
@@ -163,8 +164,8 @@ def expect_bf16_step(got: dict, due: dict, what: str) -> None:
                      note="the float32 weights are the master copy; never cast the model to bf16")
     for d in got["param_devices"]:
         expect_equal(d.split(":")[0], due["device"], f"{what}: parameter device after the step")
-    expect_equal(got["state_entries"], len(got["param_dtypes"]), f"{what}: parameters with AdamW state")
-    expect_equal(got["state_dtypes"], [torch.float32], f"{what}: dtypes of AdamW's exp_avg/exp_avg_sq")
+    expect_equal(got["state_entries"], len(got["param_dtypes"]), f"{what}: parameters with optimizer state")
+    expect_equal(got["state_dtypes"], [torch.float32], f"{what}: dtypes of the optimizer's exp_avg/exp_avg_sq")
     expect_equal(got["optimizer_steps"], 1, f"{what}: optimizer.step() calls")
     expect_equal(got["grads_cleared"], True, f"{what}: gradients cleared after the step")
     expect_equal(all(got["params_changed"]), True, f"{what}: every parameter updated")

@@ -1,6 +1,6 @@
 """optim (hidden): AdamW against torch.optim.AdamW (the oracle, run here on the same
 gradients) over hundreds of steps and several parameter groups, its state, its validation;
-optimizer_state_bytes and memory_by_stage against counts made here from torch's own optimizers;
+optimizer_state_bytes and memory_by_stage against counts made here from the same optimizers;
 and, on a CUDA runner, the allocator's view of the three stages."""
 
 import random
@@ -208,16 +208,16 @@ def tensor_bytes(obj) -> int:
 
 @pytest.mark.points(2)
 def test_optimizer_state_bytes(impl):
-    """optimizer_state_bytes equals the bytes of the state's tensors for torch's SGD, Adam, AdamW and your AdamW"""
-    def torch_state_bytes(kind, dtype, steps):  # your AdamW: None, its state as it is (moments + an int or 0-d step)
-        return None if kind == "adamw" else tensor_bytes(list(run_state_model(kind, dtype, steps, torch_optim=torch.optim)[1].state.values()))
+    """optimizer_state_bytes equals the bytes of the state's tensors for torch's SGD, optimizers with Adam's and AdamW's state, and your AdamW"""
+    def state_bytes(kind, dtype, steps):  # your AdamW: None, its state as it is (moments + an int or 0-d step)
+        return None if kind == "adamw" else tensor_bytes(list(run_state_model(kind, dtype, steps)[1].state.values()))
     for adam in (True, False):
-        note = "torch.optim's Adam/AdamW keep a 0-d float32 step tensor per parameter (4 bytes)" if adam else ""
+        note = "torch.optim's Adam/AdamW state keeps a 0-d float32 step tensor per parameter (4 bytes)" if adam else ""
         check_cases(impl, "probes.state_bytes", [
             case(kind=kind, dtype=dtype, steps=steps, what=f"optimizer_state_bytes({kind} after {steps} steps, {dtype})")
-            for kind in OPTIMIZER_KINDS if kind.startswith("torch_adam") == adam
+            for kind in OPTIMIZER_KINDS if kind.endswith("_layout") == adam
             for dtype in (torch.float32, torch.bfloat16, torch.float64) for steps in (0, 1, 3)],
-            oracle=torch_state_bytes, compare=lambda got, due, what: expect_equal(
+            oracle=state_bytes, compare=lambda got, due, what: expect_equal(
                 got["bytes"], tensor_bytes(got["state"]) if due is None else due, what, note=note))
 
 
@@ -233,7 +233,7 @@ def expected_stages(param_bytes: int, optimizer_bytes: int) -> dict:
 def memory_cases(seed: int, n: int):
     rng = random.Random(seed)
     for i in range(n):
-        kind = ["torch_adamw", "torch_sgd_momentum", "adamw", "torch_adam_amsgrad"][i % 4]
+        kind = ["adamw_layout", "torch_sgd_momentum", "adamw", "amsgrad_layout"][i % 4]
         dtype = [torch.float32, torch.float32, torch.bfloat16, torch.float64][(i // 4 + i) % 4]
         in_dim, out_dim, layers, batch = rng.randint(1, 40), rng.randint(1, 40), rng.randint(1, 3), rng.randint(1, 6)
         yield case(kind=kind, in_dim=in_dim, out_dim=out_dim, layers=layers, batch=batch, dtype=dtype,
@@ -244,7 +244,7 @@ def memory_cases(seed: int, n: int):
 def memory_oracle(kind, in_dim, out_dim, layers, batch, dtype, seed) -> dict:
     """One MSE step here: the parameters' bytes, the optimizer's (None for your AdamW) and the weights after it."""
     model = build_memory_model(in_dim, out_dim, layers, dtype, "cpu", seed)
-    opt = make_optimizer(kind, model.parameters(), torch_optim=torch.optim)
+    opt = make_optimizer(kind, model.parameters(), torch.optim.AdamW)
     x, y = memory_inputs(in_dim, out_dim, batch, dtype, "cpu", seed)
     torch.nn.functional.mse_loss(model(x), y).backward()
     opt.step()
@@ -271,7 +271,7 @@ def test_memory_by_stage_random(impl):
 @pytest.mark.points(1)
 def test_memory_by_stage_bad_input(impl):
     """a target shaped unlike the model's output, or a model without parameters, raises ValueError"""
-    linear = dict(kind="torch_adamw", in_dim=6, out_dim=4, layers=1, batch=3, dtype=torch.float32, seed=0, device="cpu")
+    linear = dict(kind="adamw_layout", in_dim=6, out_dim=4, layers=1, batch=3, dtype=torch.float32, seed=0, device="cpu")
     check_cases(impl, "probes.memory_stages", [
         *(case(**linear, y_shape=y_shape, want=raises("ValueError"),
                what=f"memory_by_stage with model output (3, 4) and y of shape {y_shape}")
@@ -338,7 +338,7 @@ def test_gpu_ledger_matches_allocator(impl):
              "['after_backward']['allocated'] vs the allocator just before step()")
         near(stages["after_step"]["allocated"] - base, m["after_step"],
              "['after_step']['allocated'] vs the allocator after step()")
-    # torch's AdamW keeps its 0-d float32 step tensors on the CPU: 4 bytes each in the ledger
+    # AdamW's state layout keeps its 0-d float32 step tensors on the CPU: 4 bytes each in the ledger
     ledger = expected_stages(4 * GPU_P, 8 * GPU_P + 4 * GPU_LAYERS)
-    check_cases(impl, "probes.memory_stages", [case(kind="torch_adamw", seed=1, **GPU_MODEL, want=ledger,
-                                                    what="memory_by_stage on the GPU, torch's AdamW")], compare=compare)
+    check_cases(impl, "probes.memory_stages", [case(kind="adamw_layout", seed=1, **GPU_MODEL, want=ledger,
+                                                    what="memory_by_stage on the GPU, an optimizer with AdamW's state")], compare=compare)

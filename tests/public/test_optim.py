@@ -12,22 +12,22 @@ from tests.snapshot import check_snapshot
 MiB = 2**20
 P_2048 = 2048 * 2048  # notes 000: nn.Linear(2048, 2048, bias=False), 4.2M parameters
 
-TORCH_KINDS = ("torch_adamw", "torch_adam_amsgrad", "torch_sgd", "torch_sgd_momentum")
+HANDED_KINDS = ("adamw_layout", "amsgrad_layout", "torch_sgd", "torch_sgd_momentum")
 BAD_HYPER = [{"lr": -1e-3}, {"eps": -1e-8}, {"betas": (1.0, 0.999)}, {"betas": (0.9, 1.0)},
              {"betas": (-0.1, 0.999)}, {"weight_decay": -0.01}]  # (NaN and inf: the hidden test of validation, once)
 GOOD_HYPER = [{}, {"lr": 0.0}, {"eps": 0.0}, {"betas": (0.0, 0.0)}, {"weight_decay": 0.0},
               {"lr": 3e-4, "betas": (0.8, 0.95), "eps": 1e-6, "weight_decay": 0.1}]
 
 SNAPSHOT_INPUTS = {
-    # optimizer_state_bytes on torch's optimizers (ints): 0 steps (lazy state), 1 and 3 steps
-    "probes.state_bytes_only": [(k, dt, s) for k in TORCH_KINDS for dt in (torch.float32, torch.bfloat16)
+    # optimizer_state_bytes on the optimizers a probe hands over (ints): 0 steps (lazy state), 1 and 3 steps
+    "probes.state_bytes_only": [(k, dt, s) for k in HANDED_KINDS for dt in (torch.float32, torch.bfloat16)
                                 for s in (0, 1, 3)],
-    # memory_by_stage ledgers with torch's optimizers (kind, in_dim, out_dim, layers, batch, dtype, seed)
-    "probes.memory_ledger": [("torch_adamw", 8, 4, 1, 2, torch.float32, 0),
-                             ("torch_adamw", 16, 16, 3, 5, torch.float32, 1),
+    # memory_by_stage ledgers with those optimizers (kind, in_dim, out_dim, layers, batch, dtype, seed)
+    "probes.memory_ledger": [("adamw_layout", 8, 4, 1, 2, torch.float32, 0),
+                             ("adamw_layout", 16, 16, 3, 5, torch.float32, 1),
                              ("torch_sgd", 8, 8, 2, 3, torch.float32, 2),
                              ("torch_sgd_momentum", 6, 10, 2, 4, torch.bfloat16, 3),
-                             ("torch_adam_amsgrad", 5, 3, 1, 1, torch.float64, 4)],
+                             ("amsgrad_layout", 5, 3, 1, 1, torch.float64, 4)],
     # AdamW(params, **kwargs): the group's hyperparameters, or ValueError
     "probes.adamw_construct": [(h,) for h in BAD_HYPER + GOOD_HYPER],
 }
@@ -67,15 +67,15 @@ def test_notes_three_stages(impl):
 
 
 @pytest.mark.points(1)
-def test_notes_three_stages_torch_adamw(impl):
-    """the notes' own set-up with torch.optim.AdamW: 16 / 32 / 64 MiB, plus 4 bytes for torch's step tensor (notes 000)"""
-    r = impl.probes.memory_stages(kind="torch_adamw", in_dim=2048, out_dim=2048, layers=1, batch=4,
+def test_notes_three_stages_adamw_layout(impl):
+    """the notes' own set-up with an optimizer whose state is torch.optim.AdamW's: 16 / 32 / 64 MiB, plus 4 bytes for torch's step tensor (notes 000)"""
+    r = impl.probes.memory_stages(kind="adamw_layout", in_dim=2048, out_dim=2048, layers=1, batch=4,
                                   dtype=torch.float32, seed=0)
     expect_equal(r["stages"], {
         "created": {"params": 16 * MiB, "grads": 0, "optimizer": 0, "total": 16 * MiB},
         "after_backward": {"params": 16 * MiB, "grads": 16 * MiB, "optimizer": 0, "total": 32 * MiB},
         "after_step": {"params": 16 * MiB, "grads": 16 * MiB, "optimizer": 32 * MiB + 4, "total": 64 * MiB + 4},
-    }, "memory_by_stage(nn.Linear(2048, 2048, bias=False), torch.optim.AdamW(model.parameters()), x, y)",
+    }, "memory_by_stage(nn.Linear(2048, 2048, bias=False), an optimizer with torch.optim.AdamW's state, x, y)",
         note="torch keeps each parameter's step as a 0-d float32 tensor: 4 more bytes")
 
 
@@ -102,7 +102,7 @@ def test_adamw_matches_torch_small(impl):
 
 @pytest.mark.points(1)
 def test_ledger_snapshots(impl):
-    """optimizer_state_bytes and memory_by_stage match the snapshots with torch's optimizers (SGD, Adam, AdamW)"""
+    """optimizer_state_bytes and memory_by_stage match the snapshots with torch's SGD and optimizers with Adam's and AdamW's state"""
     check_snapshot(impl, "probes.state_bytes_only")
     check_snapshot(impl, "probes.memory_ledger")
 

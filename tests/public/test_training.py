@@ -1,6 +1,6 @@
 """training (public). get_batch windows, the notes' training step, resuming from a
-checkpoint, bf16 autocast. Oracles: PyTorch itself (F.mse_loss, torch.optim.AdamW), rebuilt here
-from the same seeds as the probes use."""
+checkpoint, bf16 autocast. Oracles: the same loop (torch's F.mse_loss, the probes' optimizer with
+AdamW's state: seam/adamw_shaped.py), rebuilt here from the same seeds as the probes use."""
 
 import numpy as np
 import pytest
@@ -64,21 +64,21 @@ def test_get_batch_memmap(impl):
 
 @pytest.mark.points(1)
 def test_train_step_matches_pytorch_loop(impl):
-    """train_step: the MSE loss before the update, one AdamW step, gradients cleared (3 steps)"""
+    """train_step: the MSE loss before the update, one optimizer step, gradients cleared (3 steps)"""
     got = impl.probes.train_step_run(seed=0, steps=3, batch=32)
-    expect_train_step_run(got, fp32_oracle(0, 3, 32), "3 × train_step(mlp, AdamW, x, y)")
+    expect_train_step_run(got, fp32_oracle(0, 3, 32), "3 × train_step(mlp, optimizer, x, y)")
 
 
 @pytest.mark.points(1)
 def test_checkpoint_resume_is_exact(impl):
     """6 steps equal 3 steps + save_checkpoint + load_checkpoint (fresh objects) + 3 steps, bit for bit"""
     got = impl.probes.checkpoint_resume(seed=0, total_steps=6, save_at=3, batch=16)
-    expect_resume_exact(got, resume_due(3), "train 3, save, load into a fresh model and AdamW, train 3")
+    expect_resume_exact(got, resume_due(3), "train 3, save, load into a fresh model and optimizer, train 3")
 
 
 @pytest.mark.points(1)
 @pytest.mark.how
 def test_bf16_step(impl):
-    """bf16_train_step: bf16 matmuls in the forward, float32 weights and AdamW state, no GradScaler"""
+    """bf16_train_step: bf16 matmuls in the forward, float32 weights and optimizer state, no GradScaler"""
     got = impl.probes.bf16_step_run(seed=0, batch=32)
-    expect_bf16_step(got, bf16_due(0, 32), "bf16_train_step(mlp, AdamW, x, y, 'cpu')")
+    expect_bf16_step(got, bf16_due(0, 32), "bf16_train_step(mlp, optimizer, x, y, 'cpu')")

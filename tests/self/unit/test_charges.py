@@ -34,12 +34,13 @@ def memory_by_stage(model, optimizer, x, y):
 
 
 @pytest.mark.parametrize("code", ["", HELPER], ids=["memory_by_stage", "a helper of memory_by_stage"])
-def test_torchs_adamw_stepped_by_their_memory_by_stage_charges_nobody(tmp_path, adamw_named, code):
-    """memory_by_stage may step torch's AdamW (no rule covers it): that is not their AdamW's work,
-    even in a request that names AdamW. (The watch charged AdamW here before: a frame of theirs
-    was on the stack, and AdamW was among the request's functions.)"""
+def test_the_probes_optimizer_stepped_by_their_memory_by_stage_charges_nobody(tmp_path, adamw_named, code):
+    """memory_by_stage may step the optimizer a probe hands over (AdamW's state, another update;
+    no rule covers it): that is not their AdamW's work, even in a request that names AdamW. (The
+    watch charged AdamW here before: a frame of theirs was on the stack, and AdamW was among the
+    request's functions.)"""
     impl = _impl(tmp_path, "optim", code)
-    stages = impl.probes.memory_stages(kind="torch_adamw", **MEMORY)["stages"]
+    stages = impl.probes.memory_stages(kind="adamw_layout", **MEMORY)["stages"]
     assert stages["after_step"]["optimizer"] > 0
     assert impl.violations() == {}
 
@@ -107,7 +108,7 @@ KEPT = '''
 _KEPT = []
 _own_memory_by_stage = memory_by_stage
 def memory_by_stage(model, optimizer, x, y):
-    _KEPT.append(type(optimizer))  # the probe's optimizer: the seam's twin of torch's AdamW
+    _KEPT.append(type(optimizer))  # the probe's optimizer: AdamW's state, not AdamW's update
     return _own_memory_by_stage(model, optimizer, x, y)
 class AdamW(torch.optim.Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
@@ -121,12 +122,11 @@ class AdamW(torch.optim.Optimizer):
 
 
 def test_the_probes_optimizer_kept_and_driven_by_their_adamw_is_charged_to_adamw(tmp_path):
-    """The AdamW a probe hands over is the seam's hand-written twin of torch's (torch's own is not
-    in the sandbox): their AdamW that keeps its class and delegates to it is charged by the watch,
-    by the twin's file."""
+    """The optimizer a probe hands over (seam/adamw_shaped.py: AdamW's state, not its update): their
+    AdamW that keeps its class and delegates to it is charged by the watch, by that file."""
     impl = _impl(tmp_path, "optim", KEPT)
-    impl.probes.memory_stages(kind="torch_adamw", **MEMORY)
+    impl.probes.memory_stages(kind="adamw_layout", **MEMORY)
     assert impl.violations() == {}
     impl.probes.memory_stages(kind="adamw", **MEMORY)
     assert list(impl.violations()) == ["optim.AdamW"], impl.violations()
-    assert "seam.probes.adam" in impl.violations()["optim.AdamW"]
+    assert "seam.adamw_shaped" in impl.violations()["optim.AdamW"]

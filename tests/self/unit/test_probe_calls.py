@@ -81,7 +81,7 @@ def test_a_test_names_their_adamw_exactly_when_it_ran(tmp_path):
                       time_limit=120, quiet=True, problems=["optim"]).facts.values()
     functions = {f.nodeid.split("::")[-1]: set(f.functions) for f in facts}
     assert functions["test_notes_three_stages"] == {"optim.memory_by_stage", "optim.AdamW"}
-    assert functions["test_notes_three_stages_torch_adamw"] == {"optim.memory_by_stage"}
+    assert functions["test_notes_three_stages_adamw_layout"] == {"optim.memory_by_stage"}
     assert functions["test_memory_by_stage_bad_input"] == {"optim.memory_by_stage"}
 
 
