@@ -18,6 +18,11 @@ _TORCH = "torch.optim.AdamW(params, lr=lr, betas=betas, eps=eps, weight_decay=we
 
 SHORTCUTS = [
     Shortcut("optim", "AdamW", "a subclass of torch.optim.AdamW", "class AdamW(torch.optim.AdamW):\n    pass\n"),
+    # the optimizer the probes hand over, reached by name: its state is AdamW's, its update is not
+    Shortcut("optim", "AdamW", "the probes' optimizer kept inside",
+             _WRAPPER.format(inner="__import__('seam.adamw_shaped', fromlist=['AdamWShaped']).AdamWShaped(params, "
+                                   "lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)",
+                             step="return self._inner.step(closure)")),
     Shortcut("optim", "AdamW", "torch's AdamW kept inside", _WRAPPER.format(inner=_TORCH, step="return self._inner.step(closure)")),
     Shortcut("optim", "AdamW", "Adam with decoupled decay, imported inside",
              _WRAPPER.format(inner="__import__('torch.optim', fromlist=['Adam']).Adam(params, lr=lr, betas=betas, "
