@@ -48,7 +48,7 @@ def test_a_route_reaching_every_ruled_function_counts_each_test_once():
     everything = trust._tests(tuple(RULED), record)
     assert len(everything) == len({(f.split(".")[0], t) for f in RULED for t in record[f]["tests"]})
     row = next(line for line in trust.routes_table().splitlines() if "blinds the watch" in line)
-    assert f"| {sum(everything.values()):g} (the tests of every ruled function) |" in row
+    assert f"| {sum(everything.values()):g} (the tests of every ruled function): " in row
 
 
 def test_every_route_names_ruled_functions():
