@@ -20,7 +20,6 @@ import pytest
 from grader.grade import grade
 from grader.sandbox.isolation import Isolation, IsolationUnavailable
 from grader.report import validate
-from seam.problems import touched
 from tests.self.attacks import ALLOWLIST_ATTACKS, DOORS, REFERENCE, VEHICLE
 from tests.self.shared import available_modes
 
@@ -113,11 +112,11 @@ def test_the_syscall_filter_holds_in_process_mode_too(tmp_path):
                  isolation="process") == 0
     results = json.loads(out.read_text())
     assert results["score"] == 0 and "sandbox: process" in results["output"], results["output"]
-    # it loaded, tried, its gate stayed shut; its ctypes also leave the ruled functions "not checked"
-    ruled = [t for t in results["tests"] if touched(t["extra_data"]["functions"], results["extra_data"]["honest_work"])]
-    assert all("no rule can be checked" in t["output"] for t in ruled), [t["output"][:200] for t in ruled]
-    rest = [t for t in results["tests"] if t not in ruled]
-    assert rest and all("_not_earned" in t["output"] for t in rest), [t["output"][:200] for t in rest]
+    # it loaded, tried, its gate stayed shut: every test fails for its own work left undone; its
+    # ctypes is a note for review, no charge
+    assert not results["extra_data"].get("honest_work"), results["extra_data"].get("honest_work")
+    assert "ctypes" in {n["kind"] for n in results["extra_data"]["review"]}
+    assert all("_not_earned" in t["output"] for t in results["tests"]), [t["output"][:200] for t in results["tests"]]
 
 
 @pytest.mark.parametrize("mode", available_modes())
