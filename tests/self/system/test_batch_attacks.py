@@ -119,10 +119,10 @@ def test_a_student_cannot_reach_a_classmate_in_the_same_batch(tmp_path):
     assert scores["a-thief"]["score"] == 0, "the thief got points: it reached a classmate's code"
     # it loaded and ran its search (its gate stayed shut), rather than failing to import; its exec
     # is a note for review, which takes no point: every test fails for its own work left undone
-    thief = scores["a-thief"]
-    assert not thief["extra_data"].get("honest_work"), thief["extra_data"].get("honest_work")
-    assert "code from text" in {n["kind"] for n in thief["extra_data"]["review"]}
-    assert all("_not_earned" in t["output"] for t in thief["tests"]), [t["output"][:200] for t in thief["tests"]]
+    theirs = scores["a-thief"]
+    assert not theirs["extra_data"].get("honest_work"), theirs["extra_data"].get("honest_work")
+    assert "code from text" in {n["kind"] for n in theirs["extra_data"]["review"]}
+    assert all("_not_earned" in t["output"] for t in theirs["tests"]), [t["output"][:200] for t in theirs["tests"]]
     assert scores["b-victim0"]["score"] == scores["c-victim1"]["score"] == full > 0
     assert {p: p.read_bytes() for p in klass.rglob("*.py")} == before, "an upload was modified"
     assert sorted(p.name for p in out.iterdir()) == [".logs", "batch.json", "gradebook.csv", "report.html",
