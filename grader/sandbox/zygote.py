@@ -98,9 +98,13 @@ class Zygote:
         self.python = self.isolation.python()  # (interpreter, folders it reads)
         self.uid = self.lease.uid if self.lease else None
         # where its worker may write outside its scratch: what its uid holds there, counted with the
-        # scratch and removed after each worker (and now: a grader killed earlier left it so)
+        # scratch and removed after each worker; and now, with what still runs as the uid: a job
+        # killed with SIGKILL closes no zygote, and what its worker started outlives it (no
+        # subreaper is left to kill it)
         self.outside = Outside(self.uid) if self.isolation.sweeps_outside else None
         self._written = True
+        if self.uid is not None:
+            self._kill_uid()
         self.sweep()
         self.secret = [str(p) for p in (ROOT, *(Path(h).resolve() for h in hide))]
         # root's and 0711 (enter, not list): a uid-mode worker reaches its inbox and scratch, and
@@ -223,18 +227,21 @@ class Zygote:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
-        if self.isolation.sweeps_uid:
-            # every process of the leased uid (kill(-1) from that uid reaches only them)
-            # (none left is ESRCH: not an error, and nothing for the TA's terminal)
-            subprocess.run([self.python[0], "-I", "-c", "import os, contextlib\n"
-                            "with contextlib.suppress(ProcessLookupError): os.kill(-1, 9)"], timeout=10,
-                           user=self.uid, group=self.uid, extra_groups=[], cwd="/")
+        self._kill_uid()
         if self.ctl is not None:
             self.ctl.close()
         if self.template is not None:
             self.proc.release()
         self.proc, self.ctl, self.ready, self.child_alive = None, None, False, False
         self.sweep()  # its uid's processes are gone
+
+    def _kill_uid(self) -> None:
+        """Every process of the leased uid (kill(-1) from that uid reaches only them)."""
+        if self.isolation.sweeps_uid:
+            # (none left is ESRCH: not an error, and nothing for the TA's terminal)
+            subprocess.run([self.python[0], "-I", "-c", "import os, contextlib\n"
+                            "with contextlib.suppress(ProcessLookupError): os.kill(-1, 9)"], timeout=10,
+                           user=self.uid, group=self.uid, extra_groups=[], cwd="/")
 
     def sweep(self) -> None:
         """Remove what the uid holds in the shared temporary folders (outside.py), once its

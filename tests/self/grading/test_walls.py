@@ -214,6 +214,34 @@ def test_the_sweep_removes_the_uid_s_own_and_nothing_else(tmp_path):
         shutil.rmtree(shared, ignore_errors=True)
 
 
+@pytest.mark.parametrize("isolation", unnamespaced_modes())
+def test_a_uid_leased_again_starts_with_nothing_of_its_last_student(isolation, monkeypatch):
+    """A batch job killed with SIGKILL closes no zygote: its student's files stay in the shared
+    folders and what its worker started runs on as the uid. The next sandbox leased that uid
+    kills those processes and removes those files before any worker of its own starts."""
+    if not isolation.sweeps_uid:
+        pytest.skip("not here: workers run as the grader's uid")
+    import subprocess
+    from grader.sandbox import isolation as modes
+    from grader.sandbox.uids import UidLease
+    lease = UidLease()
+    mark = f"walls-{secrets.token_hex(6)}"
+    left = Path("/var/tmp", mark)
+    survivor = subprocess.Popen(["sleep", "300"], user=lease.uid, group=lease.uid, extra_groups=[])
+    left.write_text("the last student's")
+    os.chown(left, lease.uid, lease.uid)
+    monkeypatch.setattr(modes.Isolation, "lease", lambda self: lease)
+    zygote = Zygote(Limits(), isolation)
+    try:
+        assert zygote.uid == lease.uid
+        assert survivor.wait(timeout=10) == -9
+        assert not left.exists() or not isolation.sweeps_outside
+    finally:
+        zygote.close()
+        survivor.kill()
+        left.unlink(missing_ok=True)
+
+
 HANGS = '''
 def _hang(*args):
     while True:
