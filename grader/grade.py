@@ -107,9 +107,10 @@ class Setup:
                       memory_bytes=None if self.uses_cuda else Limits.memory_bytes)
 
 
-def check_options(options: Options) -> tuple[Setup | None, str | None]:
+def check_options(options: Options, batch: bool = False) -> tuple[Setup | None, str | None]:
     """(the run's Setup, None), or (None, the one-line reason) when this machine cannot give
-    what ``options`` (already checked: grader/options.py) ask for: no report at all."""
+    what ``options`` (already checked: grader/options.py) ask for: no report at all. ``batch``:
+    for a class (``Isolation.detect``'s: no mode that leaves a student's files for the next)."""
     gpu = options.gpu
     gpu_name = gpu_info.device_name()
     if gpu in ("require", "only") and gpu_name is None:
@@ -122,7 +123,7 @@ def check_options(options: Options) -> tuple[Setup | None, str | None]:
                       f"cannot be graded; add it there, or use --gpu auto to leave them out; "
                       f"no report written")
     try:
-        confinement = Isolation.detect(options.isolation)
+        confinement = Isolation.detect(options.isolation, batch=batch)
     except IsolationUnavailable as e:
         return None, f"{e}; no report written"
     uuid = gpu_info.device_uuid() if gpu_name and gpu != "skip" else None

@@ -81,7 +81,7 @@ def main() -> int:
         from ..text import one_line
         try:  # checked again, by the same rules (grader/options.py): the config is only JSON
             options = Options(**cfg["options"])
-            setup, problem = check_options(options)
+            setup, problem = check_options(options, batch=True)
         except OptionError as e:
             setup, problem = None, str(e)
         reply.write(json.dumps({"fatal": problem} if problem else {"ready": True}) + "\n")

@@ -179,7 +179,7 @@ def batch(submissions: Path, out: Path, options: Options | None = None, jobs: in
         everyone, notes = discover(submissions, exclude=(out,))
         uploads, superseded = choose(everyone)
         from ..grade import check_options  # last, and here: it imports torch (the checks above need none)
-        _, problem = check_options(options)
+        _, problem = check_options(options, batch=True)
         if problem:
             raise ValueError(problem)
     except (RosterError, ShardError, ValueError) as e:  # (a bad option is an OptionError: a ValueError)

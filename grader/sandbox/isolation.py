@@ -15,8 +15,13 @@ strongest first (``auto`` takes the first that works here):
               unprivileged uid leased for this sandbox alone; the grader's folders are 0700 and
               root's, the worker's copy is its own. It can still read what is world-readable on
               the machine: ``exposed`` checks the grader's own folders and says so in the report.
+              What it writes in the shared temporary folders is its uid's alone (umask 077, kept
+              by the syscall filter), counted in its disk limit and removed after each worker
+              (outside.py).
   process     rlimits only: for a TA checking trusted code. As root it runs the worker as a
-              leased uid (refused where Python is unreadable to other uids), never as root.
+              leased uid (refused where Python is unreadable to other uids), never as root, and
+              what it writes outside its scratch is treated as the uid mode's; else what it writes
+              there stays, so ``auto`` never takes it for a batch.
 
 Every mode also installs the worker's syscall filter (grader/sandbox/seccomp.py) before student code runs.
 
@@ -87,17 +92,23 @@ class Isolation:
     note: str = ""       # said in the report after the mode (e.g. why a weaker one was taken)
 
     @classmethod
-    def detect(cls, want: str = "auto") -> "Isolation":
-        """The strongest mode that works here, or ``want``; IsolationUnavailable if it can't."""
+    def detect(cls, want: str = "auto", batch: bool = False) -> "Isolation":
+        """The strongest mode that works here, or ``want``; IsolationUnavailable if it can't.
+        ``batch``: students are graded one after another, so ``auto`` takes no mode whose worker
+        ``leaves_behind`` what it wrote (a forced one is the TA's choice: trusted code)."""
         if want not in ("auto", *MODES):
             raise IsolationUnavailable(f"unknown isolation mode {want!r}; one of auto, {', '.join(MODES)}")
         root = os.geteuid() == 0
         skipped = []
         for mode in (MODES if want == "auto" else (want,)):
             why = _unusable(mode, root)
+            found = None if why else cls(mode, drop=root, user_ns=not root and TRAITS[mode].namespaces)
+            if found is not None and batch and want == "auto" and found.leaves_behind:
+                why = ("in a batch its worker, running as the grader's uid, could leave files in the "
+                       "shared temporary folders for the next student (run as root)")
             if why is None:
                 note = f"({'; '.join(skipped)})" if skipped else ""
-                return cls(mode, drop=root, user_ns=not root and TRAITS[mode].namespaces, note=note)
+                return dataclasses.replace(found, note=note)
             if want != "auto":
                 raise IsolationUnavailable(f"--isolation {mode}: {why}")
             skipped.append(f"no {mode}: {why}")
@@ -158,6 +169,25 @@ class Isolation:
         """Without a PID namespace to end them with, what a leased worker left is found by its
         uid: kill(-1) as that uid reaches only that uid's processes."""
         return self.drop and not self.pid_namespace
+
+    @property
+    def writes_outside(self) -> bool:
+        """The worker may write outside its scratch: the machine's shared temporary folders (no
+        fresh root of its own, no Landlock rule holding it to its scratch)."""
+        return not self.namespaces and not self.traits.landlock
+
+    @property
+    def sweeps_outside(self) -> bool:
+        """What its leased uid holds in the shared temporary folders is counted against the
+        scratch's limit and removed after each worker (outside.py): only that uid's files, never
+        the grader's."""
+        return self.writes_outside and self.leases_uid
+
+    @property
+    def leaves_behind(self) -> bool:
+        """What a worker writes outside its scratch may outlive it, for the next student to read:
+        it runs as the grader's own uid, whose files no sweep can tell from the grader's."""
+        return self.writes_outside and not self.sweeps_outside
 
     def lease(self) -> "UidLease | None":
         return UidLease() if self.leases_uid else None

@@ -38,8 +38,12 @@ def _script(isolation, layout: Layout, where: dict) -> str:
 def worker_config(isolation, layout: Layout, where: dict) -> dict:
     """What worker.py is told instead of the mode's name: whether to build its root
     (``pivot``, with the ``view`` and an empty ``newroot`` folder), whether kill(-1) reaches
-    only the sandbox (``pid_ns``), and Landlock's allow-list (``landlock``, or None)."""
-    config = {"pivot": isolation.pivot, "pid_ns": isolation.pid_namespace, "landlock": None}
+    only the sandbox (``pid_ns``), Landlock's allow-list (``landlock``, or None), and the
+    sandbox's own /dev/shm to empty after each worker (``shm``, or None)."""
+    # ``shm``: the view's own /dev/shm (a tmpfs of the sandbox's), emptied with the scratch after
+    # each worker: a zygote that bwrap started serves a whole batch job, student after student
+    config = {"pivot": isolation.pivot, "pid_ns": isolation.pid_namespace, "landlock": None,
+              "shm": "/dev/shm" if isolation.namespaces else None}
     if isolation.pivot:
         newroot = layout.root / "newroot"
         newroot.mkdir(exist_ok=True)

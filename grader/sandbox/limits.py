@@ -24,7 +24,8 @@ class Limits:
     memory_bytes: int | None = 13 * GIB // 4
     cpu_seconds: int = 1800            # CPU time over the worker's whole life
     file_bytes: int = 64 << 20         # largest file it may write, its output log included
-    disk_bytes: int = 256 << 20        # its scratch tmpfs
+    disk_bytes: int = 256 << 20        # its scratch tmpfs; outside a namespace, its scratch folder
+                                       # and what it wrote in the shared temporary folders together
     processes: int = 256               # processes + threads of the worker uid
     open_files: int = 256              # file descriptors open at once in each of its processes
     threads: int = 2
@@ -46,7 +47,8 @@ SAID = {
                                else "the sandbox sets no memory limit of its own (the machine's applies)"),
     "cpu_seconds": lambda v: f"the sandbox allows {v} s of CPU time per worker",
     "file_bytes": lambda v: f"the sandbox allows files of at most {v / MIB:g} MiB, output included",
-    "disk_bytes": lambda v: f"the sandbox allows {v / MIB:g} MiB of scratch files in all",
+    "disk_bytes": lambda v: (f"the sandbox allows {v / MIB:g} MiB of files in all (scratch and "
+                             "temporary folders together)"),
     "processes": lambda v: f"the sandbox allows {v} processes and threads",
     "open_files": lambda v: f"the sandbox allows {v} open files at once",
     "threads": lambda v: f"torch runs on {v} threads in the sandbox",

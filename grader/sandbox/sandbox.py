@@ -128,8 +128,9 @@ class Sandbox(Impl):
     def _wait(self, fd: int, deadline: float, doing: str, writing: bool = False):
         """frames.py's ``wait``: block until ``fd`` is ready, or kill the worker at the deadline.
         Meanwhile, every ``WATCH_POLL`` s: outside a namespace the scratch (a folder, not a tmpfs of
-        ``disk_bytes``) is measured, and without a cgroup the memory of all the sandbox's processes
-        together (proportional set sizes); a worker past either cap is killed."""
+        ``disk_bytes``) is measured, with what the worker wrote in the shared temporary folders,
+        and without a cgroup the memory of all the sandbox's processes together (proportional set
+        sizes); a worker past either cap is killed."""
         disk = self.isolation.watches_disk
         memory = self.zygote.cgroup is None and self.limits.memory_bytes is not None
         watch = disk or memory
@@ -140,10 +141,13 @@ class Sandbox(Impl):
                 sets = ([], [fd], []) if writing else ([fd], [], [])
                 ready = left > 0 and any(select.select(*sets, min(left, WATCH_POLL) if watch else left))
                 # measured also when the reply is ready: a fast writer must not beat the poll
-                if disk and folder_bytes(self.zygote.work) > self.limits.disk_bytes:
+                # (what it wrote in the shared temporary folders counts too: outside.py)
+                if disk and folder_bytes(self.zygote.work) + self.zygote.outside_bytes() > self.limits.disk_bytes:
                     self._kill()
+                    where = "its scratch folder" + (" and the shared temporary folders"
+                                                    if self.zygote.outside is not None else "")
                     raise SandboxFailure(f"{doing}: wrote more than {self.limits.disk_bytes >> 20} MiB "
-                                         f"to its scratch folder: {message('disk_bytes', self.limits)}; "
+                                         f"to {where}: {message('disk_bytes', self.limits)}; "
                                          "the worker was restarted")
                 if ready:
                     return

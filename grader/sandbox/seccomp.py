@@ -8,7 +8,8 @@ message queues or semaphores, or POSIX message queues (they outlive the process:
 code could be handed over through them); create any socket (it talks over inherited pipes;
 seccomp cannot read a sockaddr, so pathname sockets cannot be told from the others); use
 io_uring, bpf, perf_event_open, userfaultfd, ptrace or another process's memory; mount, make
-namespaces or enter them; load kernel modules. A denied call fails with EPERM (clone3 with
+namespaces or enter them; load kernel modules; clear its umask's 0o077 (not applied: what it
+creates stays its uid's alone). A denied call fails with EPERM (clone3 with
 ENOSYS, so the C library falls back to clone, whose flags the filter can read). Calls of a
 foreign architecture (i386 on x86-64) and x32 calls are denied.
 
@@ -66,11 +67,18 @@ ARCHES = {  # machine -> (AUDIT_ARCH_*, seccomp(2), clone, clone3, denied calls)
     "x86_64": (0xC000003E, 317, 56, 435, X86_64),
     "aarch64": (0xC00000B7, 277, 220, 435, AARCH64),
 }
+# umask(2) is let through only with every group and other bit set (0o077): the files a worker
+# makes are its uid's alone, never readable or writable by another uid (the uid and process modes
+# let it write the machine's shared temporary folders, where a classmate could look). Any other
+# mask is not applied and the call returns 0: umask cannot fail (the C library would report
+# EPERM's -1 as a mask, Python as "[Errno 0] Success"), so os.umask(0) returns 0, changes nothing.
+UMASK = {"x86_64": 95, "aarch64": 166}
+KEPT_UMASK = 0o077
 X32_BIT = 0x40000000
 # clone flags that make namespaces: NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, NEWTIME
 CLONE_NEW = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x80
 
-LD_ABS_W, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06
+LD_ABS_W, JEQ, JGE, JSET, RET, AND = 0x20, 0x15, 0x35, 0x45, 0x06, 0x54
 NR, ARCH, ARG0 = 0, 4, 16                       # offsets into struct seccomp_data
 ALLOW, ERRNO = 0x7FFF0000, 0x00050000
 DENY = ERRNO | errno.EPERM
@@ -107,6 +115,8 @@ def program(machine: str | None = None, unix_sockets: bool = False) -> bytes:
     if unix_sockets:  # socket(domain, ...): AF_UNIX alone (the accumulator holds arg 0 after this)
         out += [_insn(JEQ, socket, jf=4), _insn(LD_ABS_W, ARG0),
                 _insn(JEQ, AF_UNIX, jf=1), _insn(RET, ALLOW), _insn(RET, DENY)]
+    out += [_insn(JEQ, UMASK[machine], jf=5), _insn(LD_ABS_W, ARG0),   # umask(mask): 0o077 kept
+            _insn(AND, KEPT_UMASK), _insn(JEQ, KEPT_UMASK, jf=1), _insn(RET, ALLOW), _insn(RET, ERRNO | 0)]
     out += [_insn(JEQ, clone3, jf=1), _insn(RET, ERRNO | errno.ENOSYS),
             _insn(JEQ, clone, jf=3), _insn(LD_ABS_W, ARG0),      # clone(flags, ...): no new namespaces
             _insn(JSET, CLONE_NEW, jf=1), _insn(RET, DENY),

@@ -276,7 +276,8 @@ def remove_ipc(uid: int) -> None:
 
 
 def clean_up(cfg: dict) -> None:
-    """Kill whatever the last child left behind, reap it, and empty the scratch folder."""
+    """Kill whatever the last child left behind, reap it, and empty the scratch folder (and the
+    sandbox's own /dev/shm, told ``shm``)."""
     for _ in range(100):
         if cfg["pid_ns"]:
             try:
@@ -309,9 +310,18 @@ def clean_up(cfg: dict) -> None:
                 os._exit(0)
         os.waitpid(pid, 0)
         remove_ipc(cfg["uid"])
-    work = cfg["work"]
-    for name in os.listdir(work):
-        path = os.path.join(work, name)
+    for folder in (cfg["work"], cfg.get("shm")):
+        if folder:
+            empty(folder)
+
+
+def empty(folder: str) -> None:
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(folder, name)
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, ignore_errors=True)
         else:

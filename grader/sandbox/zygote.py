@@ -25,6 +25,7 @@ from .launch import launch as launch_of
 from .view import Layout
 from .cgroup import Group
 from .limits import Limits
+from .outside import Outside
 from ..paths import ROOT, SEAM, STUBS
 from seam import SandboxFailure
 from seam.upload import graded_modules
@@ -96,6 +97,15 @@ class Zygote:
         self.lease = self.isolation.lease()
         self.python = self.isolation.python()  # (interpreter, folders it reads)
         self.uid = self.lease.uid if self.lease else None
+        # where its worker may write outside its scratch: what its uid holds there, counted with the
+        # scratch and removed after each worker; and now, with what still runs as the uid: a job
+        # killed with SIGKILL closes no zygote, and what its worker started outlives it (no
+        # subreaper is left to kill it)
+        self.outside = Outside(self.uid) if self.isolation.sweeps_outside else None
+        self._written = True
+        if self.uid is not None:
+            self._kill_uid()
+        self.sweep()
         self.secret = [str(p) for p in (ROOT, *(Path(h).resolve() for h in hide))]
         # root's and 0711 (enter, not list): a uid-mode worker reaches its inbox and scratch, and
         # nothing here is its to change but those (no symlink games with the grader's files).
@@ -217,17 +227,32 @@ class Zygote:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
-        if self.isolation.sweeps_uid:
-            # every process of the leased uid (kill(-1) from that uid reaches only them)
-            # (none left is ESRCH: not an error, and nothing for the TA's terminal)
-            subprocess.run([self.python[0], "-I", "-c", "import os, contextlib\n"
-                            "with contextlib.suppress(ProcessLookupError): os.kill(-1, 9)"], timeout=10,
-                           user=self.uid, group=self.uid, extra_groups=[], cwd="/")
+        self._kill_uid()
         if self.ctl is not None:
             self.ctl.close()
         if self.template is not None:
             self.proc.release()
         self.proc, self.ctl, self.ready, self.child_alive = None, None, False, False
+        self.sweep()  # its uid's processes are gone
+
+    def _kill_uid(self) -> None:
+        """Every process of the leased uid (kill(-1) from that uid reaches only them)."""
+        if self.isolation.sweeps_uid:
+            # (none left is ESRCH: not an error, and nothing for the TA's terminal)
+            subprocess.run([self.python[0], "-I", "-c", "import os, contextlib\n"
+                            "with contextlib.suppress(ProcessLookupError): os.kill(-1, 9)"], timeout=10,
+                           user=self.uid, group=self.uid, extra_groups=[], cwd="/")
+
+    def sweep(self) -> None:
+        """Remove what the uid holds in the shared temporary folders (outside.py), once its
+        processes are gone: after each worker, so nothing it wrote there outlives it."""
+        if self.outside is not None and self._written:
+            self.outside.sweep()
+            self._written = False
+
+    def outside_bytes(self) -> int:
+        """What the current worker holds outside its scratch (0 where it can write nowhere else)."""
+        return self.outside.bytes() if self.outside is not None else 0
 
     def close(self) -> None:
         self.terminate()
@@ -235,6 +260,7 @@ class Zygote:
             self.cgroup.kill()
             self.cgroup.close()
         shutil.rmtree(self.root, ignore_errors=True)
+        self.sweep()
         if self.lease:
             self.lease.release()
             self.lease = None
@@ -265,6 +291,7 @@ class Zygote:
             for fd in (req_r, resp_w, log_fd):
                 os.close(fd)
         self.child_alive = True
+        self._written = True
         os.set_blocking(req_w, False)
         return req_w, resp_r, log_path
 
@@ -316,12 +343,14 @@ class Zygote:
         return None
 
     def kill_child(self) -> None:
-        """Kill the current worker and whatever it started; the zygote survives for the next."""
-        if not self.child_alive:
-            return
-        try:
-            self.ctl.send(json.dumps({"op": "kill"}).encode())
-        except OSError:
-            self.terminate()
-            return
-        self.exit_code(timeout=10)
+        """Kill the current worker and whatever it started, and sweep what it left outside its
+        scratch; the zygote survives for the next."""
+        if self.child_alive:
+            try:
+                self.ctl.send(json.dumps({"op": "kill"}).encode())
+            except OSError:
+                self.terminate()
+                return
+            self.exit_code(timeout=10)
+        if not self.child_alive:  # (the zygote killed its uid's processes before it said so)
+            self.sweep()

@@ -138,12 +138,33 @@ def test_the_numbers_are_the_kernels():
             continue
         known = {m.group(1): int(m.group(2))
                  for m in re.finditer(r"#define __NR(?:3264)?_(\w+)\s+(\d+)", Path(path).read_text())}
+        table = {**table, "umask": seccomp.UMASK[machine]}
         wrong = {k: (v, known[k]) for k, v in table.items() if k in known and known[k] != v}
         assert not wrong, (machine, wrong)
         assert len([k for k in table if k in known]) > 50
         checked += 1
     if not checked:
         pytest.skip("not here: no kernel headers (linux-libc-dev)")
+
+
+def test_a_worker_cannot_clear_its_umask(tmp_path):
+    """umask keeps 0o077 (the worker sets 0o077 before the filter): what it creates outside its
+    scratch, in a shared temporary folder, is never another uid's to read. A mask that would
+    clear those bits is not applied, and the call returns 0 (umask cannot fail)."""
+    got = in_filtered_child("""
+def probe():
+    os.umask(0o077)
+    out = {oct(mask): (os.umask(mask), os.umask(0o077)) for mask in (0, 0o022, 0o007, 0o070, 0o277)}
+    made = os.path.join(values["d"], "made")
+    os.umask(0)
+    os.close(os.open(made, os.O_CREAT | os.O_WRONLY, 0o666))
+    os.mkdir(made + "-dir", 0o777)
+    out["file"], out["dir"] = oct(os.stat(made).st_mode & 0o777), oct(os.stat(made + "-dir").st_mode & 0o777)
+    return out
+""", d=str(tmp_path))
+    # (umask(0o077) afterwards says what the mask was: 0o077 kept; 0o277 was applied)
+    assert got == {"0o0": (0, 0o077), "0o22": (0, 0o077), "0o7": (0, 0o077), "0o70": (0, 0o077),
+                   "0o277": (0o077, 0o277), "file": "0o600", "dir": "0o700"}, got
 
 
 def test_an_unknown_architecture_is_refused_by_name():

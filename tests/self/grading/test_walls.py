@@ -5,7 +5,11 @@ measured where it is not a tmpfs, and a time budget per problem."""
 import json
 import os
 import re
+import secrets
+import shutil
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -129,6 +133,113 @@ def test_a_scratch_folder_is_measured_where_it_is_no_tmpfs(tmp_path, isolation):
             box.intensity.ridge_point(1.0, 1.0)
     finally:
         box.close()
+
+
+LEAVER = '''
+import os, time
+def ridge_point(peak, bw):
+    os.umask(0)
+    for i, folder in enumerate(["/var/tmp", "/tmp", "/dev/shm", "/var/tmp"]):
+        with open(os.path.join(folder, f"{MARK}-{i}"), "wb") as f:
+            f.write(b"x" * (8 << 20))
+    os.makedirs(f"/var/tmp/{MARK}-dir/deeper")
+    with open(f"/var/tmp/{MARK}-dir/deeper/module.py", "w") as f:
+        f.write("LEFT = True\\n")
+    time.sleep(3)
+    return 1.0
+'''
+
+
+def marked(mark: str) -> list[str]:
+    return [str(p) for folder in ("/tmp", "/var/tmp", "/dev/shm") for p in Path(folder).glob(f"{mark}*")]
+
+
+@pytest.mark.parametrize("isolation", unnamespaced_modes())
+def test_what_a_worker_writes_in_the_shared_folders_counts_and_goes(tmp_path, isolation):
+    """Where a worker may write the shared temporary folders (no namespace, no Landlock), what it
+    writes there counts with its scratch against Limits.disk_bytes (four files of 8 MiB, each under
+    the file cap, pass a 24 MiB cap), and nothing of it is left once the worker is gone."""
+    mark = f"walls-{secrets.token_hex(6)}"
+    (tmp_path / f"{VEHICLE}.py").write_text(LEAVER.replace("{MARK}", mark))
+    limits = Limits(time_per_test=60, disk_bytes=24 << 20)
+    box = Sandbox(tmp_path, limits, isolation=isolation)
+    try:
+        if isolation.writes_outside:
+            with pytest.raises(SandboxFailure, match=f"wrote more than 24 MiB to its scratch folder and the "
+                                                     f"shared temporary folders: .*Limits.disk_bytes"):
+                box.intensity.ridge_point(1.0, 1.0)
+        else:  # (Landlock: it may write its scratch alone)
+            with pytest.raises(Exception, match="Permission denied"):
+                box.intensity.ridge_point(1.0, 1.0)
+        assert not marked(mark), "the worker's files outlived it"
+    finally:
+        box.close()
+        for path in marked(mark):
+            shutil.rmtree(path) if os.path.isdir(path) else os.unlink(path)
+
+
+def test_the_sweep_removes_the_uid_s_own_and_nothing_else(tmp_path):
+    """outside.py on a planted shared folder: the uid's files and folders go (a folder of its own
+    whole, wherever it lies below a folder others may enter), through no symlink of its; what
+    others own stays, also inside a folder the uid may write."""
+    if os.geteuid() != 0:
+        pytest.skip("not here: files of another uid are made as root")
+    from grader.sandbox.outside import Outside
+    from grader.sandbox.uids import pool_uids
+    uid = pool_uids()[0]
+    shared = Path(tempfile.mkdtemp(prefix="walls-shared-", dir="/var/tmp"))
+    try:
+        os.chmod(shared, 0o1777)
+        keep = shared / "others" / "kept.txt"            # root's, in a folder every uid may enter
+        keep.parent.mkdir(mode=0o755)
+        keep.write_text("root's")
+        deep = shared / "others" / "open"                 # a world-writable folder deeper down
+        deep.mkdir()
+        os.chmod(deep, 0o1777)
+        made = [shared / "mine.py", deep / "mine-too.bin", shared / "my-folder", shared / "link"]
+        made[0].write_text("x")
+        made[1].write_bytes(b"y" * 8192)
+        (made[2] / "inner").mkdir(parents=True)
+        (made[2] / "inner" / "f").write_text("z")
+        made[3].symlink_to(keep)
+        for path in [*made, made[2] / "inner", made[2] / "inner" / "f"]:
+            os.lchown(path, uid, uid)
+        outside = Outside(uid, tops=(str(shared),))
+        assert outside.bytes() >= 8192
+        assert sorted(outside.sweep()) == sorted(map(str, made))
+        assert not any(os.path.lexists(p) for p in made)
+        assert keep.read_text() == "root's" and deep.is_dir()
+        assert outside.bytes() == 0
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+@pytest.mark.parametrize("isolation", unnamespaced_modes())
+def test_a_uid_leased_again_starts_with_nothing_of_its_last_student(isolation, monkeypatch):
+    """A batch job killed with SIGKILL closes no zygote: its student's files stay in the shared
+    folders and what its worker started runs on as the uid. The next sandbox leased that uid
+    kills those processes and removes those files before any worker of its own starts."""
+    if not isolation.sweeps_uid:
+        pytest.skip("not here: workers run as the grader's uid")
+    import subprocess
+    from grader.sandbox import isolation as modes
+    from grader.sandbox.uids import UidLease
+    lease = UidLease()
+    mark = f"walls-{secrets.token_hex(6)}"
+    left = Path("/var/tmp", mark)
+    survivor = subprocess.Popen(["sleep", "300"], user=lease.uid, group=lease.uid, extra_groups=[])
+    left.write_text("the last student's")
+    os.chown(left, lease.uid, lease.uid)
+    monkeypatch.setattr(modes.Isolation, "lease", lambda self: lease)
+    zygote = Zygote(Limits(), isolation)
+    try:
+        assert zygote.uid == lease.uid
+        assert survivor.wait(timeout=10) == -9
+        assert not left.exists() or not isolation.sweeps_outside
+    finally:
+        zygote.close()
+        survivor.kill()
+        left.unlink(missing_ok=True)
 
 
 HANGS = '''

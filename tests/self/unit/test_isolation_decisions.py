@@ -56,6 +56,11 @@ def test_what_each_mode_decides(mode, drop):
     assert iso.leases_uid is drop                  # a root grader never runs a worker as root
     assert iso.by_group is (drop and not namespaces)
     assert iso.sweeps_uid is (drop and not namespaces)
+    # it may write the shared temporary folders where nothing holds it to its scratch; what its
+    # leased uid left there is swept, and the grader's own uid's could not be
+    assert iso.writes_outside is (not namespaces and not landlock)
+    assert iso.sweeps_outside is (drop and not namespaces and not landlock)
+    assert iso.leaves_behind is (not drop and not namespaces and not landlock)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -80,6 +85,7 @@ def test_how_each_mode_starts_its_zygote(mode, layout, monkeypatch):
         assert Path(config["newroot"]).is_dir()
         assert ("tmpfs", str(INSIDE / "work"), layout.disk_bytes, "0777") in [tuple(v) for v in config["view"]]
     assert (config["landlock"] is not None) is landlock
+    assert config["shm"] == ("/dev/shm" if namespaces else None)  # its own tmpfs, emptied after each worker
     if landlock:
         assert config["landlock"]["write"] == [str(layout.work)]
         assert not any(r == layout.secret[0] for r in config["landlock"]["read"])
@@ -94,6 +100,22 @@ def test_only_a_mode_that_reads_the_machine_warns_of_exposed_folders(mode):
     assert "WARNING" not in iso.describe()
     # the report says what the GPU's filter lets through (seccomp.program's unix_sockets)
     assert "no sockets," in iso.describe() and "no sockets but Unix ones" in iso.describe(cuda=True)
+
+
+@pytest.mark.parametrize("root", [True, False], ids=["root", "not-root"])
+def test_auto_takes_no_mode_that_leaves_files_behind_for_a_batch(root, monkeypatch):
+    """As the grader's own uid, the process mode's worker could leave files in /tmp for the next
+    student, and no sweep can tell them from the grader's: ``auto`` skips it for a batch and says
+    why; a single grade, or the TA's forced choice, still takes it."""
+    monkeypatch.setattr(isolation.os, "geteuid", lambda: 0 if root else 1000)
+    monkeypatch.setattr(isolation, "_unusable", lambda mode, r: None if mode == "process" else "not here")
+    assert Isolation.detect().mode == "process"
+    assert Isolation.detect("process", batch=True).mode == "process"
+    if root:
+        assert Isolation.detect(batch=True).mode == "process"
+    else:
+        with pytest.raises(isolation.IsolationUnavailable, match="no process: in a batch its worker"):
+            Isolation.detect(batch=True)
 
 
 @pytest.mark.parametrize("mode", MODES)
