@@ -156,9 +156,21 @@ def drop_privileges(uid) -> None:
     os.setresuid(uid, uid, uid)
 
 
+def own_network(cfg: dict) -> None:
+    """A GPU worker may make Unix sockets (CUDA's driver makes one at start), and abstract ones are
+    named per network namespace: where this is root outside a namespaced view, the worker gets a
+    network namespace of its own, so two students graded at once never meet on one. Without the
+    right to make one (a container without CAP_SYS_ADMIN) it goes on as before: there Landlock
+    (ABI >= 6) scopes abstract sockets, and the README's mode table says what remains."""
+    if not cfg["cuda"] or cfg["pivot"] or os.geteuid() != 0:
+        return
+    ctypes.CDLL(None, use_errno=True).unshare(0x40000000)  # CLONE_NEWNET; a failure leaves it as it was
+
+
 def serve(cfg: dict, req_fd: int, resp_fd: int) -> None:
     """The worker proper, in a child forked for one submission: confine, then answer requests."""
     set_limits(cfg["limits"])
+    own_network(cfg)
     drop_privileges(cfg["uid"])
     os.umask(0o077)
     ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with the zygote
