@@ -13,13 +13,14 @@ student.json last: student.json is the mark of a finished student).
 
 import json
 import os
-import shutil
 import signal
 import sys
 import tempfile
 import time
 import traceback
 from pathlib import Path
+
+from ..sandbox.folders import remove
 
 
 LOCK = ".grading.lock"  # in a student's output folder: held by the job grading them
@@ -148,7 +149,7 @@ def main() -> int:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         if "zygotes" in locals():
             zygotes.close()
-        shutil.rmtree(private, ignore_errors=True)
+        remove(private)  # (students' folders may be inside: no recursion)
 
 
 if __name__ == "__main__":

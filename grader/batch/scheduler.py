@@ -11,7 +11,6 @@ gradebook is rebuilt from the student folders at the end, also after Ctrl-C or S
 import json
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from .output import (BATCH, REPEATS, REPORT, RESULTS, STATUSES, Status, StudentR
                         keep_previous, done_as, read_json, student_dirs, student_folder, write_gradebook,
                         write_json)
 from ..options import Options
+from ..sandbox.folders import remove
 from ..text import one_line
 from ..paths import ROOT, out_problem
 from ..provenance import stamp
@@ -105,7 +105,7 @@ class _Job:
                 self.proc.wait()
         os.close(self.fd)
         for _ in range(3):  # a zygote it left may still be exiting (it dies with its parent)
-            shutil.rmtree(self.private, ignore_errors=True)
+            remove(self.private)  # (a zygote's scratch may be in it: no recursion)
             if not self.private.exists():
                 break
             time.sleep(0.5)
