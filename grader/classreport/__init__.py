@@ -8,7 +8,7 @@ page: ``html.render``) and prints a short summary. It changes no grade: the simi
 evidence for a person to look at. batch and merge run it at their end.
 
 - scores: the total's and each problem's distribution (stats.describe; a problem's over the
-  students who attempted it), the statuses (not found, empty, ambiguous, crashed, not attempted:
+  students who attempted it), the statuses (not found, empty, ambiguous, crashed, interrupted, not attempted:
   every module the stub as given, and the students with tests not run) and whom they concern, by
   the roster's names;
 - timeouts and crashes: each function that hung or crashed a worker (results.json
