@@ -134,7 +134,6 @@ class _Job:
                 break
             time.sleep(0.5)
 
-
     def keep_last_output(self, why: str) -> None:
         """Append to its log what it died of and the last output of its sandboxes (each one's
         zygote and worker logs, one level down its folder): the job's own output stops where it
