@@ -273,6 +273,7 @@ def keep_code(upload: Path, folder: Path) -> None:
     """The modules the grader took from the upload (seam.upload), copied to ``folder``/code."""
     import shutil
     from seam.upload import graded_modules, locate
+    from ..sandbox.folders import remove
     located = locate(upload)
     try:
         dest = Path(folder) / CODE
@@ -283,7 +284,7 @@ def keep_code(upload: Path, folder: Path) -> None:
                 write_atomically(dest / module.name, module.read_bytes())
     finally:
         if located.cleanup is not None:
-            shutil.rmtree(located.cleanup, ignore_errors=True)
+            remove(located.cleanup)  # an unpacked upload: its folders may go deeper than any recursion
 
 
 def keep_previous(folder: Path, why: str) -> None:
