@@ -147,10 +147,13 @@ BATCH_EXIT = """exit status:
      unreadable metadata, a bad --shard, a bad option, --gpu require or --gpu only without
      CUDA, an --out that is a file, not writable, another pass's or shard's output, or a
      non-empty folder that is no batch output
-  130/143  interrupted (Ctrl-C / SIGTERM); what was written is kept, a rerun goes on
+  130/143  interrupted (Ctrl-C, SIGINT to its process group / SIGTERM, to the batch or a grader
+     process): what finished is kept, the students being graded are "interrupted" (never
+     "crashed"), a rerun goes on
 
 A rerun skips an upload only when its content, the grader's version and the tests' hash are
-all unchanged, and says how many it regrades and why."""
+all unchanged, and says how many it regrades and why (interrupted, crashed, changed upload,
+other grader or tests), naming them."""
 
 MERGE_EXIT = """exit status:
   0  merged; OUT_DIR holds one results.json per student and gradebook.csv

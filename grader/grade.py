@@ -10,7 +10,6 @@ import contextlib
 import dataclasses
 import gc
 import io
-import shutil
 import sys
 import tempfile
 import time
@@ -21,6 +20,7 @@ import pytest
 from . import gpu as gpu_info
 from .gpulock import lock_dir
 from .options import OptionError, Options
+from .sandbox.folders import remove
 from .sandbox.isolation import Isolation, IsolationUnavailable
 from .paths import ROOT, TEST_DIRS, out_problem, problem_file
 from .plugin import GraderPlugin
@@ -158,7 +158,7 @@ def grade_one(submission: Path, setup: Setup, quiet: bool = False, hide: tuple[P
     finally:
         for path in (located.cleanup, None if located.folder else folder):
             if path:
-                shutil.rmtree(path, ignore_errors=True)
+                remove(path)  # an unpacked upload: its folders may go deeper than any recursion
     notes = [*notes, *located.notes, f"sandbox: {sandbox.describe()}"]
     if setup.cuda and setup.gpu != "skip":
         notes.append(f"GPU: {setup.gpu_name}" + (f" (faked by {gpu_info.FAKE}: no GPU test can pass)"

@@ -10,14 +10,14 @@ in the CSV shape the course's gradebook imports.
 
 The score is the OUT_DIR's total: a merged CPU + GPU output gives the full grade, a ``--gpu
 only`` pass its GPU points alone (a separate Gradescope assignment, README "Bringing the GPU
-points back"). A student whose grading crashed gets an empty cell: the import leaves their
+points back"). A student whose grading crashed or was interrupted gets an empty cell: the import leaves their
 score alone rather than writing 0. Rows come from gradebook.table, so they are the gradebook's.
 """
 
 import sys
 from pathlib import Path
 
-from .output import BATCH, csv_bytes, table
+from .output import BATCH, UNFINISHED, csv_bytes, table
 from ..files import write_atomically
 from ..paths import out_problem
 from ..text import one_line
@@ -31,7 +31,7 @@ def rows(gradebook: tuple, fmt: str, title: str) -> list[list[str]]:
     """The export's rows from the gradebook's ``table``."""
     header, possible, students = gradebook
     total, status = header.index("total"), header.index("status")
-    scored = [(r[0], r[1], r[2], r[total] if r[status] != "crashed" else "") for r in students]
+    scored = [(r[0], r[1], r[2], r[total] if r[status] not in UNFINISHED else "") for r in students]
     if fmt == "gradescope":
         return [[*HEADERS[fmt], title], *([name, sid, email, score] for sid, name, email, score in scored)]
     return [[*HEADERS[fmt], title], ["Points Possible", "", "", "", "", possible[total]],

@@ -13,7 +13,6 @@ student.json last: student.json is the mark of a finished student).
 
 import json
 import os
-import shutil
 import signal
 import sys
 import tempfile
@@ -21,14 +20,18 @@ import time
 import traceback
 from pathlib import Path
 
+from ..sandbox.folders import remove
+
 
 LOCK = ".grading.lock"  # in a student's output folder: held by the job grading them
 STOPPING = []  # set by a signal; pytest.main swallows KeyboardInterrupt, so it is checked after
 
 
 def _interrupt(signum, frame):
-    """SIGTERM (Slurm's cancel, batch's stop) or SIGINT: the sandbox is closed on the way out and
-    the student being graded is left as it was (neither graded nor crashed: a rerun redoes it)."""
+    """SIGTERM (Slurm's cancel, batch's stop) or SIGINT (a Ctrl-C that reached the batch's process
+    group): the sandbox is closed on the way out, the batch is told which student was being graded
+    and by what signal (it marks them "interrupted", never "crashed"), and the job exits 128 + the
+    signal's number, as a shell would say it."""
     STOPPING.append(signum)
     raise KeyboardInterrupt
 
@@ -62,6 +65,7 @@ def main() -> int:
     safe_streams()
     cfg = json.loads(sys.argv[1])
     reply = os.fdopen(cfg["reply_fd"], "w", buffering=1)
+    current = None  # the key of the student being graded
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
     _die_with(cfg.get("parent", os.getppid()))  # (the pid of the batch that started it)
@@ -95,6 +99,7 @@ def main() -> int:
                           problems=setup.problems)
         for line in sys.stdin:
             task = json.loads(line)
+            current = task["key"]  # (until its answer is sent: an interruption names them)
             out = Path(task["out"])
             out.mkdir(parents=True, exist_ok=True)
             held = _lock(out)
@@ -139,16 +144,23 @@ def main() -> int:
                 held.close()
             answer["seconds"] = round(time.monotonic() - started, 3)
             reply.write(json.dumps(answer) + "\n")
+            current = None
         return 0
     except KeyboardInterrupt:
-        return 143
+        signum = STOPPING[0] if STOPPING else int(signal.SIGINT)
+        if current:
+            try:  # (the batch may be gone: then nobody is told)
+                reply.write(json.dumps({"key": current, "interrupted": signum}) + "\n")
+            except (OSError, ValueError):
+                pass
+        return 128 + signum
     finally:
         # No signal may cut the clean-up short (batch.py removes the folder in any case).
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         if "zygotes" in locals():
             zygotes.close()
-        shutil.rmtree(private, ignore_errors=True)
+        remove(private)  # (students' folders may be inside: no recursion)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ class MergeError(ValueError):
 
 
 # a student joined from several passes gets the worst of its statuses
-SEVERITY = (Status.GRADED, Status.EMPTY, Status.AMBIGUOUS, Status.NOT_FOUND, Status.CRASHED)
+SEVERITY = (Status.GRADED, Status.EMPTY, Status.AMBIGUOUS, Status.NOT_FOUND, Status.INTERRUPTED, Status.CRASHED)
 assert set(SEVERITY) == set(STATUSES)
 
 
@@ -139,7 +139,7 @@ def _join_student(key: str, folders: list[tuple[str, Path]]) -> tuple[StudentRec
     errors = [f"{label}: {r.error}" for label, r in records if r.error]
     record = StudentRecord(key=key, students=students, status=max((r.status for _, r in records), key=SEVERITY.index),
                            passes=[p for _, r in records for p in r.passes], error="; ".join(errors) or None)
-    if record.crashed:
+    if record.unfinished:
         return record, None
     parts = [(label, read_json(f / RESULTS)) for label, f in folders]
     return record, (parts[0][1] if len(parts) == 1 else join_results(key, parts))
@@ -232,8 +232,9 @@ def merge(inputs: list[Path], out: Path) -> int:
                              "not_counted": {k: v for h in held for k, v in h.get("not_counted", {}).items()}})
     path = write_gradebook(out)
     crashed = sum(1 for r, _ in merged.values() if r.crashed)
-    print(f"merged {len(inputs)} folder(s), {len(merged)} upload(s) ({crashed} crashed); wrote {path}",
-          file=sys.stderr)
+    interrupted = sum(1 for r, _ in merged.values() if r.status is Status.INTERRUPTED)
+    print(f"merged {len(inputs)} folder(s), {len(merged)} upload(s) ({crashed} crashed"
+          + (f", {interrupted} interrupted" if interrupted else "") + f"); wrote {path}", file=sys.stderr)
     from ..classreport import after_batch  # (the report's libraries, only now)
     after_batch(out)
     return 0

@@ -3,9 +3,10 @@
     OUT_DIR/batch.json                        the pass(es) it holds, its shard I/N, the grader's
                                               version and tests hash, the uploads that count
     OUT_DIR/students/<key>/student.json       a StudentRecord: who handed the upload in, its
-                                              Status, why it crashed, the upload's fingerprint
-                                              and the grader that graded it
-    OUT_DIR/students/<key>/results.json       Gradescope's results (absent when grading crashed)
+                                              Status, why it crashed or was interrupted, the
+                                              upload's fingerprint and the grader that graded it
+    OUT_DIR/students/<key>/results.json       Gradescope's results (absent when grading crashed
+                                              or was interrupted)
     OUT_DIR/students/<key>/report.txt         the score table `grade` prints, for the TA to read
     OUT_DIR/students/<key>/code/<problem>.py  the modules that were graded (the class report's
                                               similarity pass, appeals)
@@ -13,7 +14,9 @@
     OUT_DIR/students/<key>/pytest-<pass>.json pytest-json-report's raw record (regrades, appeals)
     OUT_DIR/repeats/<k>/<key>/results.json    `batch --repeat K`: the k-th grading of the same upload
     OUT_DIR/gradebook.csv                     one row per student, rebuilt from the files above
-    OUT_DIR/.logs/                            the grader processes' logs
+    OUT_DIR/.logs/job<n>.log                  a grader process's log; where it died under a
+                                              student, the last output of that student's sandbox
+                                              (its zygote's and worker's logs) follows
 
 The students are one level below the batch's own files: an upload may be named anything
 (batch.json, gradebook.csv, .logs) without touching them.
@@ -48,12 +51,19 @@ from ..text import csv_cell
 class Status(enum.StrEnum):
     """What became of an upload: its gradebook ``status`` cell and the class report's statuses.
     How the upload was found (seam.upload's ``Located.status``: graded, not found, ambiguous,
-    empty), or that grading crashed. A str: student.json and the gradebook hold the value."""
+    empty), or that its grading did not finish: ``crashed`` (the grader failed on it: a bug, a
+    grader process that died or hung) or ``interrupted`` (a signal from outside stopped the batch
+    while it was being graded: Ctrl-C, SIGTERM; nobody's fault). A rerun grades both again and
+    says which it was. A str: student.json and the gradebook hold the value."""
     GRADED = "graded"
     NOT_FOUND = "not found"
     AMBIGUOUS = "ambiguous"
     EMPTY = "empty"
     CRASHED = "crashed"
+    INTERRUPTED = "interrupted"
+
+
+UNFINISHED = (Status.CRASHED, Status.INTERRUPTED)  # no results.json: a rerun grades them again
 
 
 STATUSES = tuple(Status)  # in this order (batch counts them so)
@@ -103,7 +113,7 @@ class StudentRecord:
     passes: list[dict] = dataclasses.field(default_factory=list)  # [{"gpu", "only"}]: the pass(es) graded
     upload: str | None = None     # the upload's fingerprint: a rerun skips an unchanged upload
     grader: dict | None = None    # provenance.stamp() of the grader that graded it
-    error: str | None = None      # why grading crashed, one line
+    error: str | None = None      # why grading crashed or was interrupted, one line
 
     OPTIONAL = ("upload", "grader", "error")  # left out of the file when None
 
@@ -113,6 +123,11 @@ class StudentRecord:
     @property
     def crashed(self) -> bool:
         return self.status is Status.CRASHED
+
+    @property
+    def unfinished(self) -> bool:
+        """Its grading did not finish (crashed, interrupted): it has no results."""
+        return self.status in UNFINISHED
 
     def as_json(self) -> dict:
         """What student.json holds (write_json sorts the keys)."""
@@ -170,13 +185,23 @@ def counted(out: Path) -> list[Path]:
 def done_as(folder: Path) -> dict | None:
     """What an earlier run recorded for a finished student (its StudentRecord, as its JSON
     dict: the batch reads ``upload``, ``grader`` and ``students`` of it), None when it is not
-    finished (never graded, crashed, half written): a rerun compares the upload's fingerprint
-    and the grader's stamp before it skips it."""
+    finished (never graded, crashed, interrupted, half written): a rerun compares the upload's
+    fingerprint and the grader's stamp before it skips it."""
     try:
         record = StudentRecord.read(folder)
     except (OSError, ValueError):
         return None
-    return record.as_json() if not record.crashed and (Path(folder) / RESULTS).is_file() else None
+    return record.as_json() if not record.unfinished and (Path(folder) / RESULTS).is_file() else None
+
+
+def unfinished_as(folder: Path) -> str | None:
+    """Why an earlier run left a student unfinished: "crashed" or "interrupted" (its record's
+    status), None when it holds no such record."""
+    try:
+        record = StudentRecord.read(folder)
+    except (OSError, ValueError):
+        return None
+    return record.status.value if record.unfinished else None
 
 
 def _points(x: float) -> str:
@@ -188,7 +213,7 @@ def _entries(out: Path) -> list[tuple[str, StudentRecord, dict | None]]:
     entries = []
     for folder in counted(out):
         record = StudentRecord.read(folder)
-        results = read_json(folder / RESULTS) if not record.crashed and (folder / RESULTS).is_file() else None
+        results = read_json(folder / RESULTS) if not record.unfinished and (folder / RESULTS).is_file() else None
         entries.append((folder.name, record, results))
     return entries
 
@@ -248,6 +273,7 @@ def keep_code(upload: Path, folder: Path) -> None:
     """The modules the grader took from the upload (seam.upload), copied to ``folder``/code."""
     import shutil
     from seam.upload import graded_modules, locate
+    from ..sandbox.folders import remove
     located = locate(upload)
     try:
         dest = Path(folder) / CODE
@@ -258,7 +284,7 @@ def keep_code(upload: Path, folder: Path) -> None:
                 write_atomically(dest / module.name, module.read_bytes())
     finally:
         if located.cleanup is not None:
-            shutil.rmtree(located.cleanup, ignore_errors=True)
+            remove(located.cleanup)  # an unpacked upload: its folders may go deeper than any recursion
 
 
 def keep_previous(folder: Path, why: str) -> None:

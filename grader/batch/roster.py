@@ -28,6 +28,7 @@ student. A group submission counts for each member whose choice it is.
 import dataclasses
 import datetime
 import hashlib
+import os
 import re
 from pathlib import Path
 
@@ -82,8 +83,7 @@ def fingerprint(path: Path) -> str:
     if path.is_file():
         files = [(path.name, path)]
     elif path.is_dir():
-        files = sorted((p.relative_to(path).as_posix(), p) for p in path.rglob("*")
-                       if p.is_file() and not p.is_symlink())
+        files = _files_below(path)
     else:
         return "absent"
     read = 0
@@ -97,6 +97,25 @@ def fingerprint(path: Path) -> str:
         except OSError:
             digest.update(b"unreadable")
     return digest.hexdigest()[:16]
+
+
+def _files_below(top: Path) -> list[tuple[str, Path]]:
+    """(its path relative to ``top``, path) of every regular file below ``top``, sorted; links are
+    neither followed nor counted (as ``Path.rglob`` with ``is_file`` and not ``is_symlink``). Without
+    recursion: a student's folders may go deeper than Python's recursion limit (rglob recurses)."""
+    out, pending = [], [top]
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(Path(entry.path))
+                    elif entry.is_file(follow_symlinks=False):
+                        out.append((Path(entry.path).relative_to(top).as_posix(), Path(entry.path)))
+        except OSError:
+            continue  # unreadable, or a path past PATH_MAX: as rglob, nothing from there
+    return sorted(out)
 
 
 class _TolerantLoader(yaml.BaseLoader):

@@ -3,15 +3,18 @@
 The parent only plans and keeps count. ``--jobs N`` grader processes
 (grader/batch/job.py) each import torch and pytest once and grade one upload after another,
 each in its own fresh sandbox. A job that dies or hangs costs the student it was grading
-("crashed" in the gradebook) and is replaced; the batch goes on. Students already graded in
-OUT_DIR are skipped (``--regrade`` grades them again). Every file is written atomically and the
-gradebook is rebuilt from the student folders at the end, also after Ctrl-C or SIGTERM.
+("crashed" in the gradebook, the job's log holding its sandbox's last output) and is replaced;
+the batch goes on. A signal from outside (Ctrl-C, SIGINT to the batch's process group, SIGTERM
+to the batch or a job) is an interruption, not a crash: the batch stops, keeps what finished,
+marks the students in flight "interrupted" and says so. Students already graded in OUT_DIR are
+skipped (``--regrade`` grades them again); a rerun says why it grades each of the others again.
+Every file is written atomically and the gradebook is rebuilt from the student folders at the
+end, also after an interruption.
 """
 
 import json
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
@@ -22,11 +25,13 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .output import (BATCH, REPEATS, REPORT, RESULTS, STATUSES, Status, StudentRecord, class_summary,
-                        keep_previous, done_as, read_json, student_dirs, student_folder, write_gradebook,
-                        write_json)
+from .output import (BATCH, REPEATS, REPORT, RESULTS, STATUSES, STUDENT, Status, StudentRecord,
+                     class_summary, keep_previous, done_as, read_json, student_dirs, student_folder,
+                     unfinished_as, write_gradebook, write_json)
 from ..options import Options
-from ..text import one_line
+from ..sandbox.folders import remove
+from ..sandbox.procs import tail
+from ..text import clean, one_line
 from ..paths import ROOT, out_problem
 from ..provenance import stamp
 from .roster import RosterError, choose, class_digest, discover
@@ -34,6 +39,11 @@ from .shards import ShardError, resolve, select as select_shard
 
 TASKS_PER_JOB = 50            # a job is replaced after this many students (bounds any leak)
 STUDENT_CAP = 4 * 3600        # seconds; a job still busy on one student after this is killed
+LOG_TAIL = 4000               # bytes of each of a dead job's sandbox logs kept in the job's log
+NAMED = 20                    # students named per reason a rerun grades them again
+# How a job that a signal from outside stopped exits (job.py: 128 + the signal, as a shell says
+# it, or killed by it before its handler was set): an interruption, never a crash.
+OUTSIDE = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def job_env(jobs: int, environ: dict | None = None) -> dict:
@@ -60,7 +70,8 @@ class _Job:
         os.chmod(self.private, 0o711)
         self.fd, write_fd = os.pipe()
         config = {**cfg, "reply_fd": write_fd, "private": str(self.private)}
-        with open(log_dir / f"job{index}.log", "ab") as log:
+        self.log = log_dir / f"job{index}.log"
+        with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "grader.batch.job", json.dumps(config)],
                 stdin=subprocess.PIPE, stdout=log, stderr=log, pass_fds=(write_fd,), cwd=ROOT, text=True,
@@ -68,12 +79,13 @@ class _Job:
         os.close(write_fd)
         self.buffer = b""
         self.task: dict | None = None
+        self.mark: int | None = None  # the student's student.json (mtime) when it was sent
         self.since = 0.0
         self.done = 0
         self.ready = False
 
     def send(self, task: dict) -> None:
-        self.task, self.since = task, time.monotonic()
+        self.task, self.since, self.mark = task, time.monotonic(), _mark(Path(task["out"]))
         self.proc.stdin.write(json.dumps(task) + "\n")
         self.proc.stdin.flush()
 
@@ -87,9 +99,19 @@ class _Job:
         *lines, self.buffer = self.buffer.split(b"\n")
         return [json.loads(line) for line in lines if line.strip()]
 
-    def stop(self, sig=signal.SIGTERM, wait: float = 15.0) -> None:
+    def exit_status(self, wait: float) -> int | None:
+        """Its exit status once it has ended (it closed its end of the pipe: it is exiting), None
+        while it runs on after ``wait`` seconds."""
+        try:
+            return self.proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self, sig=signal.SIGTERM, wait: float = 15.0, died: str | None = None) -> None:
         """Ask it to stop: an idle job ends when its stdin closes (it closes its sandbox first);
-        a busy one, or one that does not end, gets ``sig``, then SIGKILL. Its folder goes last."""
+        a busy one, or one that does not end, gets ``sig``, then SIGKILL. Its folder goes last;
+        ``died``: why it is stopped under a student, written to its log with its sandboxes' last
+        output (their logs go with the folder)."""
         try:
             self.proc.stdin.close()
         except OSError:
@@ -104,29 +126,88 @@ class _Job:
                 self.proc.kill()
                 self.proc.wait()
         os.close(self.fd)
+        if died is not None:
+            self.keep_last_output(died)
         for _ in range(3):  # a zygote it left may still be exiting (it dies with its parent)
-            shutil.rmtree(self.private, ignore_errors=True)
+            remove(self.private)  # (a zygote's scratch may be in it: no recursion)
             if not self.private.exists():
                 break
             time.sleep(0.5)
 
+    def keep_last_output(self, why: str) -> None:
+        """Append to its log what it died of and the last output of its sandboxes (each one's
+        zygote and worker logs, one level down its folder): the job's own output stops where it
+        died. Through the sanitiser: it is the student's output."""
+        parts = [f"--- {why} ---"]
+        try:
+            sandboxes = sorted((e for e in os.scandir(self.private) if e.is_dir(follow_symlinks=False)),
+                               key=lambda e: e.name)
+            for box in sandboxes:
+                for entry in sorted(os.scandir(box.path), key=lambda e: e.name):
+                    if entry.name.endswith(".log") and entry.is_file(follow_symlinks=False):
+                        text = tail(Path(entry.path), LOG_TAIL)
+                        if text:
+                            parts.append(f"[{box.name}/{entry.name}: its last {LOG_TAIL} bytes at most]\n{clean(text)}")
+        except OSError:
+            pass
+        if len(parts) == 1:
+            parts.append("(its sandboxes left no output)")
+        with open(self.log, "a", encoding="utf-8", errors="backslashreplace") as log:
+            log.write("\n".join(parts) + "\n")
 
-def _crashed(task: dict, why: str) -> dict:
-    """The job died under this student: say so in their folder (the job could not)."""
+
+def _mark(out: Path) -> int | None:
+    """When the student's record was last written (None: it has none): a job that finished them
+    has written it since they were sent."""
+    try:
+        return (out / STUDENT).stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def _record(task: dict, status: Status, why: str) -> dict:
+    """The job could not finish this student: say so in their folder (it could not)."""
     out = Path(task["out"])
     for name in (RESULTS, REPORT):
         (out / name).unlink(missing_ok=True)
     StudentRecord(key=task["key"], students=task["students"], upload=task["upload"], passes=[task["pass"]],
-                  status=Status.CRASHED, error=why).write(out)
-    return {"key": task["key"], "status": "crashed", "error": why}
+                  status=status, error=why).write(out)
+    return {"key": task["key"], "status": status.value, "error": why}
 
 
-class _Terminated(Exception):
-    """SIGTERM (scancel, a Job's deletion, a time limit): stop like Ctrl-C."""
+def _crashed(task: dict, why: str) -> dict:
+    """The job died or hung under this student."""
+    return _record(task, Status.CRASHED, why)
 
 
-def _terminated(signum, frame):
-    raise _Terminated
+class _Interrupted(Exception):
+    """A signal from outside (Ctrl-C, SIGINT to the process group, SIGTERM: scancel, a Job's
+    deletion, a time limit), to the batch or to one of its jobs: stop, and mark the students in
+    flight "interrupted" (``marked``)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = int(signum)
+        self.marked: list[str] = []
+
+    @property
+    def name(self) -> str:
+        try:
+            return signal.Signals(self.signum).name
+        except ValueError:
+            return f"signal {self.signum}"
+
+
+def _on_signal(signum, frame):
+    raise _Interrupted(signum)
+
+
+def _stopped_from_outside(status: int | None) -> int | None:
+    """The signal a job's exit status says stopped it from outside, or None (a crash)."""
+    for sig in OUTSIDE:
+        if status in (128 + sig, -sig):
+            return int(sig)
+    return None
 
 
 def _check_out(out: Path, the_pass: dict, shard: list | None) -> str | None:
@@ -152,10 +233,11 @@ def shard_label(shard) -> str:
     return "the whole class" if not shard else f"shard {shard[0]}/{shard[1]}"
 
 
-def _why_regrade(record: dict | None, fingerprint: str, grader: dict) -> str | None:
-    """Why a student is (re)graded, None when the earlier grade stands."""
+def _why_regrade(record: dict | None, fingerprint: str, grader: dict, unfinished: str | None = None) -> str | None:
+    """Why a student is (re)graded, None when the earlier grade stands: ``unfinished`` is what
+    left an earlier run's grading of them unfinished ("crashed", "interrupted")."""
     if record is None:
-        return "new"
+        return unfinished or "new"
     if record.get("upload") != fingerprint:
         return "changed upload"
     if record.get("grader") != grader:
@@ -196,7 +278,7 @@ def batch(submissions: Path, out: Path, options: Options | None = None, jobs: in
     for u in uploads:
         fp = u.fingerprint()
         record = done_as(student_folder(out, u.key))
-        why = "--regrade" if regrade else _why_regrade(record, fp, grader)
+        why = "--regrade" if regrade else _why_regrade(record, fp, grader, unfinished_as(student_folder(out, u.key)))
         plan.append((u, fp, why, record))
     todo = [(u, fp) for u, fp, why, _ in plan if why]
     reasons = Counter(why for _, _, why, _ in plan if why and why != "new")  # first seen first
@@ -209,6 +291,10 @@ def batch(submissions: Path, out: Path, options: Options | None = None, jobs: in
     print(f"{where}{len(uploads)} upload(s); {len(uploads) - len(todo)} already graded in {out} "
           f"(skipped: same upload, same grader), {len(todo)} to grade{again} with {jobs} job(s)",
           file=sys.stderr)
+    for why in reasons if not regrade else ():  # who, for each reason
+        keys = sorted(one_line(u.key) for u, _, w, _ in plan if w == why)
+        print(f"regrading ({why}): {', '.join(keys[:NAMED])}"
+              + (f" and {len(keys) - NAMED} more" if len(keys) > NAMED else ""), file=sys.stderr)
     out.mkdir(parents=True, exist_ok=True)
     for u, fp, why, record in plan:  # kept grades follow the export's names (a group changed)
         if why and why != "new":  # a regrade keeps what it replaces: the report lists what changed
@@ -225,16 +311,26 @@ def batch(submissions: Path, out: Path, options: Options | None = None, jobs: in
     tasks += [{**u.record(), "path": str(u.path), "out": str(out / REPEATS / str(k) / u.key), "pass": the_pass,
                "upload": u.fingerprint()} for k in range(2, repeat + 1) for u in uploads]
     cfg = {"options": options.as_dict(), "hide": [str(out), str(submissions)], "parent": os.getpid()}
-    previous = signal.signal(signal.SIGTERM, _terminated)
+    # SIGINT is taken even where it was inherited ignored (a batch started in the background by a
+    # script): its jobs take it (job.py), so a Ctrl-C that reaches the process group stops them,
+    # and the batch must stop with them rather than count them as crashes and go on.
+    previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     code = None
     try:
         code = _run(tasks, cfg, jobs, out)
-    except (KeyboardInterrupt, _Terminated) as e:
-        print("interrupted: what was graded is kept; run the same command again to go on",
-              file=sys.stderr)
-        code = 143 if isinstance(e, _Terminated) else 130
+    except (KeyboardInterrupt, _Interrupted) as e:
+        stop = e if isinstance(e, _Interrupted) else _Interrupted(signal.SIGINT)
+        marked = ""
+        if stop.marked:
+            keys = [one_line(k) for k in sorted(stop.marked)]
+            marked = (f"; {len(keys)} student(s) being graded marked interrupted ({', '.join(keys[:NAMED])}"
+                      + (f" and {len(keys) - NAMED} more" if len(keys) > NAMED else "") + ")")
+        print(f"interrupted ({stop.name}): the batch stopped; what finished is kept{marked}; "
+              "run the same command again to go on", file=sys.stderr)
+        code = 128 + stop.signum
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         path = write_gradebook(out)
         for line in class_summary(out):
             if line:
@@ -269,6 +365,7 @@ def _run(tasks: list[dict], cfg: dict, jobs: int, out: Path) -> int:
         bar.set_postfix({k: v for k, v in counts.items() if v}, refresh=False)
         bar.update(1)
 
+    stopping: _Interrupted | None = None
     try:
         while pending or any(j.task for j in pool):
             busy = sum(1 for j in pool if j.task)
@@ -283,15 +380,23 @@ def _run(tasks: list[dict], cfg: dict, jobs: int, out: Path) -> int:
                 answers = job.replies() if job.fd in readable else []
                 late = job.task is not None and time.monotonic() - job.since > STUDENT_CAP
                 if answers is None or late:
-                    job.stop(signal.SIGKILL, wait=5)
+                    # (at EOF it is exiting: its status says whether a signal from outside stopped it)
+                    status = job.exit_status(wait=10) if answers is None else None
+                    outside = _stopped_from_outside(status)
+                    if outside is not None and job.task is not None:
+                        raise _Interrupted(outside)  # (the clean-up below marks its student)
+                    if status is None:  # hung, or not ending: killed now, so its status is known
+                        job.proc.kill()
+                        status = job.proc.wait()
+                    key = job.task["key"] if job.task is not None else None
+                    why = f"grading took over {STUDENT_CAP} s" if late else f"the grader process died (exit {status})"
+                    job.stop(signal.SIGKILL, wait=5, died=f"{why} while grading {one_line(key)}" if key else None)
                     pool.remove(job)
                     if job.task is None and not job.ready:
-                        print(f"error: a grader process failed to start; see {log_dir}", file=sys.stderr)
+                        print(f"error: a grader process failed to start; see {job.log}", file=sys.stderr)
                         return 2
                     if job.task is not None:  # it died (or hung) under this student
-                        why = (f"grading took over {STUDENT_CAP} s" if late else
-                               f"the grader process died (exit {job.proc.returncode}); see {log_dir}")
-                        finished(job, _crashed(job.task, why))
+                        finished(job, _crashed(job.task, f"{why}; its last output and its sandbox's: {job.log}"))
                     continue
                 for answer in answers:
                     if "fatal" in answer:
@@ -300,14 +405,28 @@ def _run(tasks: list[dict], cfg: dict, jobs: int, out: Path) -> int:
                     if "ready" in answer:
                         job.ready = True
                         continue
+                    if "interrupted" in answer:  # a signal from outside reached the job
+                        raise _Interrupted(answer["interrupted"])
                     job.done += 1
                     finished(job, answer)
                 if job.task is None and job.done >= TASKS_PER_JOB:
                     job.stop(wait=60)  # a fresh one takes its place (bounds any leak)
                     pool.remove(job)
+    except (KeyboardInterrupt, _Interrupted) as e:
+        stopping = e if isinstance(e, _Interrupted) else _Interrupted(signal.SIGINT)
+        raise stopping from None
     finally:
+        if stopping is not None:  # a second Ctrl-C must not cut the clean-up short (batch restores them)
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, signal.SIG_IGN)
         for job in pool:
+            task, mark = job.task, job.mark
             job.stop()
+            # a student in flight when a signal stopped the batch, unless their job finished them
+            if stopping is not None and task is not None and _mark(Path(task["out"])) == mark:
+                _record(task, Status.INTERRUPTED, f"interrupted by {stopping.name} while being graded; "
+                                                  "a rerun grades them")
+                stopping.marked.append(task["key"])
         bar.close()
     print("; ".join(f"{v} {k}" for k, v in counts.items() if v), file=sys.stderr)
     return 1 if counts["crashed"] else 0

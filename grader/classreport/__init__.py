@@ -8,7 +8,7 @@ page: ``html.render``) and prints a short summary. It changes no grade: the simi
 evidence for a person to look at. batch and merge run it at their end.
 
 - scores: the total's and each problem's distribution (stats.describe; a problem's over the
-  students who attempted it), the statuses (not found, empty, ambiguous, crashed, not attempted:
+  students who attempted it), the statuses (not found, empty, ambiguous, crashed, interrupted, not attempted:
   every module the stub as given, and the students with tests not run) and whom they concern, by
   the roster's names;
 - timeouts and crashes: each function that hung or crashed a worker (results.json
@@ -32,8 +32,8 @@ from ..files import write_atomically
 from ..report import per_problem
 from ..text import one_line
 from . import stats
-from .similarity import ARCHIVE_NAME, REFERENCE_NAME
-from .words import incident_line, who
+from .similarity import ARCHIVE_NAME, LARGEST, REFERENCE_NAME
+from .words import incident_line, too_large_by_student, too_large_limit, who
 
 REPORT_JSON, REPORT_HTML = "report.json", "report.html"
 SHOWN = 10         # pairs the page shows side by side (report.json keeps their spans alone)
@@ -68,7 +68,8 @@ def not_attempted(code: dict[str, str]) -> list[str]:
     upload without one is "empty", never graded): none then."""
     if not code:
         return []
-    return [p for p in PROBLEMS if p not in code or _tree(code[p]) == _stub_tree(p)]
+    # (a module past LARGEST is no stub as given, and its syntax tree is not worth the time)
+    return [p for p in PROBLEMS if p not in code or (len(code[p]) <= LARGEST and _tree(code[p]) == _stub_tree(p))]
 
 
 def gather(out: Path) -> list[dict]:
@@ -244,6 +245,7 @@ def similarity_of(students: list[dict], archive: Path | None = None) -> dict:
     from ..paths import REFERENCE, STUBS
     from .similarity import THRESHOLD, read_modules, similar
     problems = {}
+    too_large = []
     for p in PROBLEMS:
         theirs = {s["key"]: s["code"][p] for s in students if p in s["code"]}
         if not theirs:
@@ -255,13 +257,15 @@ def similarity_of(students: list[dict], archive: Path | None = None) -> dict:
                 known[str(path.relative_to(archive))] = text
         problems[p] = similar(p, theirs, read_modules(STUBS, p) or "",
                               read_modules(REFERENCE, p), known)
+        too_large += [{"student": who, "problem": p} for who in problems[p]["too_large"]]
     pairs = sorted((pair for r in problems.values() for pair in r["pairs"]),
                    key=lambda x: (-x["score"], x["problem"], x["a"], x["b"]))
     for pair in pairs[SHOWN:]:  # the matching spans of the pairs the page shows side by side only
         pair.pop("a_spans"), pair.pop("b_spans")
     return {"threshold": THRESHOLD, "pairs": pairs,
             "compared": sum(r["compared"] for r in problems.values()),
-            "candidates": sum(r["candidates"] for r in problems.values())}
+            "candidates": sum(r["candidates"] for r in problems.values()),
+            "too_large": sorted(too_large, key=lambda t: (t["student"], list(PROBLEMS).index(t["problem"])))}
 
 
 def summary(report: dict) -> list[str]:
@@ -296,6 +300,11 @@ def summary(report: dict) -> list[str]:
                      + (f", e.g. {pairs[0]['problem']}: {one_line(pairs[0]['a'])} ~ {one_line(pairs[0]['b'])} "
                         f"({pairs[0]['score']:.2f})"
                         if pairs else ""))
+        large = too_large_by_student(report["similarity"])
+        if large:
+            names = [f"{one_line(who(report, k))} ({', '.join(f'{p}.py' for p in ps)})" for k, ps in list(large.items())[:3]]
+            lines.append(f"similar code: too large to compare (over {too_large_limit()}, not fingerprinted): "
+                         + "; ".join(names) + (f" and {len(large) - 3} more" if len(large) > 3 else ""))
     return lines
 
 

@@ -9,7 +9,7 @@ from html import escape
 
 from ..text import clean, one_line
 from .stats import SMALL
-from .words import incident_how, who
+from .words import incident_how, too_large_by_student, too_large_limit, who
 
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
@@ -226,6 +226,10 @@ def render(report: dict, code: dict[str, dict[str, str]]) -> str:
                                  f"covered {_fmt(p['a_share'])} / {_fmt(p['b_share'])})",
                                  f'<div class="pair"><div><pre>{_marked(left, p["a_spans"])}</pre></div>'
                                  f'<div><pre>{_marked(right, p["b_spans"])}</pre></div></div>'))
+    if sim is not None and sim.get("too_large"):
+        parts.append(f"<p>Too large to compare (over {too_large_limit()}, not fingerprinted): "
+                     + "; ".join(f"{name(k)} ({esc(', '.join(f'{p}.py' for p in ps))})"
+                                 for k, ps in too_large_by_student(sim).items()) + ".</p>")
     if quiet:
         parts.append(f'<p class="quiet"><small>Nothing to report: {esc("; ".join(quiet))}.</small></p>')
     parts.append("</body></html>")

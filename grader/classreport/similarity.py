@@ -40,6 +40,11 @@ THRESHOLD = 0.5      # both files at least this covered by the match: flagged
 PREFILTER = 0.25     # candidate pairs share at least this share of the smaller file's fingerprints
 COMMON = 0.5         # a fingerprint in more than this share of the class is an idiom
 MIN_TOKENS = 60      # a module this short (after filtering) says too little to compare
+# A module longer than this (characters) is not fingerprinted: it is "too large to compare". The
+# reference's longest module is 16 KB and an honest one with prints and helpers a few times that;
+# tokenising costs ~7 s per MB, so one student's twelve padded 1 MB modules would cost a class's
+# report a minute and a half. The class report reads no more of a module than this either.
+LARGEST = 64 * 1024
 
 
 @dataclasses.dataclass
@@ -142,8 +147,13 @@ def similar(problem: str, students: dict[str, str], stub: str, reference: str | 
             archive: dict[str, str] | None = None, jobs: int | None = None) -> dict:
     """The flagged pairs of one problem module: ``students`` key -> the module's text; ``stub``
     (the given code, excluded); ``reference`` and ``archive`` (name -> text) compared too.
-    Returns {"pairs": [...flagged, best first], "compared": n, "candidates": n}."""
+    Returns {"pairs": [...flagged, best first], "compared": n, "candidates": n, "too_large": [the
+    keys of the students whose module is longer than ``LARGEST``, and of the archive's such files]}."""
     jobs = jobs or min(4, os.cpu_count() or 1)
+    too_large = sorted(k for k, text in students.items() if len(text) > LARGEST)
+    too_large += sorted(f"{ARCHIVE_NAME}{k}" for k, text in (archive or {}).items() if len(text) > LARGEST)
+    students = {k: text for k, text in students.items() if len(text) <= LARGEST}
+    archive = {k: text for k, text in (archive or {}).items() if len(text) <= LARGEST}
     stub_hashes = list(fingerprints([stub], None)[0].hashes) if stub else None
     known = ({REFERENCE_NAME: reference} if reference else {}) | {f"{ARCHIVE_NAME}{k}": v
                                                                     for k, v in (archive or {}).items()}
@@ -172,7 +182,7 @@ def similar(problem: str, students: dict[str, str], stub: str, reference: str | 
         if found and found["score"] >= THRESHOLD:
             pairs.append(found)
     pairs.sort(key=lambda p: (-p["score"], p["a"], p["b"]))
-    return {"pairs": pairs, "compared": compared, "candidates": len(pool)}
+    return {"pairs": pairs, "compared": compared, "candidates": len(pool), "too_large": too_large}
 
 
 def read_modules(folder: Path, problem: str) -> str | None:

@@ -17,3 +17,17 @@ def incident_how(i: dict) -> str:
 def incident_line(i: dict) -> str:
     """One incident: "optim.AdamW: it timed out ×2"."""
     return f"{i['what']}: {incident_how(i)}"
+
+
+def too_large_by_student(similarity: dict) -> dict[str, list[str]]:
+    """The modules the similarity pass left out as too large, by student (or archive file), in order."""
+    out: dict[str, list[str]] = {}
+    for t in similarity.get("too_large", []):
+        out.setdefault(t["student"], []).append(t["problem"])
+    return out
+
+
+def too_large_limit() -> str:
+    """The bound, as the page and the summary say it ("64 KB")."""
+    from .similarity import LARGEST
+    return f"{LARGEST // 1024} KB"

@@ -13,6 +13,7 @@ isolation mode and limited by rlimits, a cgroup and deadlines.
     worker.py     the worker's own script (copied into the sandbox with seam/, run with python -I)
     spawn.py      the template's script: fork a zygote, enter its cgroup and namespaces
     landlock.py, seccomp.py   walls the worker raises on itself (copied beside worker.py)
+    folders.py    walks of a student's folders without recursion: measure, empty, remove (copied too)
     cgroup.py     memory and processes of one sandbox together
     limits.py     every limit's default, and what a student reads when a call meets one
     procs.py      /proc readings: a process tree, its memory, a folder's bytes

@@ -14,8 +14,9 @@ folders, which are removed whole). Nothing is followed through a symlink; a fold
 group (the zygote's inbox and scratch) is the zygote's business and is skipped."""
 
 import os
-import shutil
 import stat
+
+from . import folders
 
 # The folders every uid may write on a usual Linux machine (and in the Docker image): a
 # world-writable folder elsewhere is not swept, so an image for the uid mode must have none.
@@ -84,7 +85,7 @@ class Outside:
         for path in removed:
             try:
                 if stat.S_ISDIR(os.lstat(path).st_mode):
-                    shutil.rmtree(path, ignore_errors=True)  # (fd-based: follows no symlink)
+                    folders.remove(path)  # no recursion: a student's chain may go 3,000 deep
                 else:
                     os.unlink(path)
             except OSError:
@@ -101,15 +102,7 @@ def _tree_bytes(top: str) -> int:
         info = os.lstat(top)
     except OSError:
         return 0
-    total = info.st_blocks * 512
-    if stat.S_ISDIR(info.st_mode):
-        for folder, dirs, files in os.walk(top):
-            for name in dirs + files:
-                try:
-                    total += os.lstat(os.path.join(folder, name)).st_blocks * 512
-                except OSError:
-                    pass
-    return total
+    return info.st_blocks * 512 + (folders.allocated_bytes(top) if stat.S_ISDIR(info.st_mode) else 0)
 
 
 def owned(uids, tops: tuple[str, ...] = SHARED) -> list[str]:

@@ -15,7 +15,6 @@ import dataclasses
 import json
 import os
 import select
-import shutil
 import signal
 import socket
 import subprocess
@@ -25,6 +24,7 @@ from pathlib import Path
 
 from .isolation import Isolation
 from .limits import Limits
+from .folders import remove
 from .procs import tail
 from .zygote import Zygote, stage_lib, warms_optimizers
 from seam import SandboxFailure
@@ -149,7 +149,7 @@ class Template:
 
     def close(self) -> None:
         self.close_process()
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove(self.root)
 
 
 class Zygotes:

@@ -45,42 +45,123 @@ def worker_python(namespaces: bool) -> tuple[str, list[str]]:
     where a leased uid cannot read this one, its hard-linked tree (``linked_python``)."""
     if namespaces or os.geteuid() != 0 or not _python_hidden():
         return sys.executable, python_paths()
-    tree, source = linked_python()
-    exe = os.path.realpath(sys.executable)
-    paths = [str(tree)] + [p for p in python_paths() if p != source and not p.startswith(source + "/")]
-    return str(tree / os.path.relpath(exe, source)), paths
+    tree, images = linked_python()
+    paths = [str(tree)] + [p for p in python_paths() if not any(_inside(p, s) for s in images)]
+    return image_of(_executable(), images) or sys.executable, paths
 
 
-def linked_python() -> tuple[Path, str]:
+def _inside(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip("/") + "/")
+
+
+def image_of(path: str, images: dict[str, Path]) -> str | None:
+    """Where ``path`` (a real path inside one of the mirrored folders) lies in the tree, or None."""
+    for source, image in images.items():
+        if _inside(path, source):
+            return str(image / os.path.relpath(path, source))
+    return None
+
+
+def _executable() -> str:
+    """The interpreter as the worker must name it: its folder's real path, its own name (a venv's
+    bin/python is a link to its base's; named through the venv, it finds the venv's pyvenv.cfg)."""
+    return os.path.join(os.path.realpath(os.path.dirname(sys.executable)), os.path.basename(sys.executable))
+
+
+def _mirrored(paths: list[str]) -> list[str]:
+    """The Python folders the tree mirrors: those a leased uid cannot reach, and with them the
+    venv this Python runs in (its pyvenv.cfg and bin/python name its base by path, and must name
+    the base's image instead), wherever the venv lies."""
+    hidden = [p for p in paths if unreadable_by_other([p])]
+    if not hidden:
+        return []
+    venv = os.path.realpath(sys.prefix) if sys.prefix != sys.base_prefix else None
+    extra = [p for p in paths if venv and _inside(venv, p) and p not in hidden]
+    return sorted(hidden + extra)
+
+
+def _site_dirs() -> list[str]:
+    """The site-packages folders of this Python and of its base (a venv's base keeps its own)."""
+    base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})
+    found = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")} | {base["purelib"], base["platlib"]}
+    found |= set(site.getsitepackages())
+    return sorted(os.path.realpath(p) for p in found if p and os.path.isdir(p))
+
+
+def linked_python() -> tuple[Path, dict[str, Path]]:
     """(a tree of hard links to this Python, made once per machine and version of its packages,
-    outside root's home: the same files, readable as their modes say; the folder it mirrors).
-    OSError where it cannot be made (another file system, several Python folders)."""
-    paths, exe = python_paths(), os.path.realpath(sys.executable)
-    [source] = [p for p in paths if exe.startswith(p + "/")] or [None]
-    if source is None or len(paths) != 1:
-        raise OSError(f"Python lives in {len(paths)} folders: {', '.join(paths)}")
-    site_dir = sysconfig.get_paths()["purelib"]
-    key = hashlib.sha256("\0".join([source, str(os.stat(site_dir).st_mtime_ns),
-                                     *sorted(os.listdir(site_dir))]).encode()).hexdigest()[:16]
+    outside root's home: the same files, readable as their modes say; {each folder it mirrors:
+    its image in the tree}). A venv is mirrored with its base, each its own image in the tree,
+    and what names the base by path (pyvenv.cfg's ``home``, bin/python's link, any absolute link)
+    is rewritten to name the base's image: a new file, never the hard-linked original. OSError
+    where it cannot be made (another file system)."""
+    sources = _mirrored(python_paths())
+    if not sources:
+        raise OSError("no Python folder is hidden from other uids")
+    stamp = ["tree 2"]
+    for source in sources:
+        stamp.append(source)
+        for site_dir in (d for d in _site_dirs() if _inside(d, source)):
+            stamp += [site_dir, str(os.stat(site_dir).st_mtime_ns), *sorted(os.listdir(site_dir))]
+    key = hashlib.sha256("\0".join(stamp).encode()).hexdigest()[:16]
     tree = LINKED / key
+    names = {source: f"{i}-{os.path.basename(source) or 'root'}" for i, source in enumerate(sources)}
+    images = {source: tree / name for source, name in names.items()}
     if not tree.exists():
         LINKED.mkdir(mode=0o755, parents=True, exist_ok=True)
         info = os.lstat(LINKED)
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
             raise OSError(f"{LINKED} is not root's alone; remove it")
         part = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=LINKED))
-        done = subprocess.run(["cp", "-al", source, str(part / "tree")], capture_output=True, text=True)
-        if done.returncode != 0:
-            shutil.rmtree(part, ignore_errors=True)
-            raise OSError((done.stderr.strip().splitlines() or ["cp -al failed"])[-1])
+        os.chmod(part, 0o755)
         try:
-            os.rename(part / "tree", tree)  # atomic: a concurrent grader made it or we did
-        except OSError:
-            pass
-        shutil.rmtree(part, ignore_errors=True)
+            (part / "tree").mkdir(mode=0o755)
+            for source, name in names.items():
+                done = subprocess.run(["cp", "-al", source, str(part / "tree" / name)],
+                                      capture_output=True, text=True)
+                if done.returncode != 0:
+                    raise OSError((done.stderr.strip().splitlines() or ["cp -al failed"])[-1])
+            _retarget(part / "tree", {s: part / "tree" / n for s, n in names.items()}, images)
+            try:
+                os.rename(part / "tree", tree)  # atomic: a concurrent grader made it or we did
+            except OSError:
+                pass
+        finally:
+            shutil.rmtree(part, ignore_errors=True)
     if unreadable_by_other([str(tree)]):
         raise OSError(f"{tree} is not readable by other uids")
-    return tree, source
+    return tree, images
+
+
+def _retarget(top: Path, staged: dict[str, Path], images: dict[str, Path]) -> None:
+    """In the staged tree: each link that reaches a mirrored folder from outside itself (an
+    absolute link, a venv's bin/python) made to reach that folder's image, and each venv's
+    pyvenv.cfg made to name its base's image. Each is replaced by a new file or link: the hard
+    links share their inode with the original Python, which must stay as it is."""
+    for source, where in staged.items():
+        for folder, dirs, files in os.walk(where):
+            for name in dirs + files:
+                path = os.path.join(folder, name)
+                if not os.path.islink(path):
+                    continue
+                link = os.readlink(path)
+                original = os.path.join(source, os.path.relpath(folder, where))
+                target = os.path.normpath(os.path.join(original, link))
+                image = image_of(target, images)
+                if image and (os.path.isabs(link) or not _inside(target, source)):
+                    os.unlink(path)
+                    os.symlink(image, path)
+        cfg = where / "pyvenv.cfg"
+        if cfg.is_file() and not cfg.is_symlink():
+            lines = []
+            for line in cfg.read_text().splitlines():
+                name, sep, value = line.partition("=")
+                image = image_of(os.path.realpath(value.strip()), images) if sep else None
+                lines.append(f"{name.strip()} = {image}" if image and name.strip() in ("home", "executable")
+                             else line)
+            cfg.unlink()
+            cfg.write_text("\n".join(lines) + "\n")
+            os.chmod(cfg, 0o644)
 
 
 def _python_hidden() -> list[str]:
@@ -150,12 +231,11 @@ def landlock_rules(layout: Layout, where: dict) -> dict:
 
 def _secrets(layout: Layout) -> list[str]:
     """The checkout and the output folders, and their images in a hard-linked Python tree
-    (``linked_python`` mirrors the whole prefix: a checkout inside it is linked too)."""
+    (``linked_python`` mirrors whole prefixes: a checkout inside one is linked too)."""
     secret = list(layout.secret)
     if layout.python[0] != sys.executable:
-        tree, source = linked_python()
-        secret += [str(tree / os.path.relpath(s, source)) for s in layout.secret
-                   if s.startswith(source + "/")]
+        _, images = linked_python()
+        secret += [image for image in (image_of(s, images) for s in layout.secret) if image]
     return secret
 
 

@@ -22,7 +22,6 @@ import os
 import platform
 import resource
 import select
-import shutil
 import signal
 import socket
 import sys
@@ -322,25 +321,10 @@ def clean_up(cfg: dict) -> None:
                 os._exit(0)
         os.waitpid(pid, 0)
         remove_ipc(cfg["uid"])
-    for folder in (cfg["work"], cfg.get("shm")):
+    import folders                 # grader/sandbox/folders.py, copied beside this script
+    for folder in (cfg["work"], cfg.get("shm")):  # without recursion: a student's folders may go 3,000 deep
         if folder:
-            empty(folder)
-
-
-def empty(folder: str) -> None:
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        path = os.path.join(folder, name)
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
+            folders.empty(folder)
 
 
 def settle(cfg: dict) -> None:

@@ -30,6 +30,7 @@ from ..paths import ROOT, SEAM, STUBS
 from seam import SandboxFailure
 from seam.upload import graded_modules
 
+from .folders import remove
 from .procs import children, kill, tail
 
 WORKER = Path(__file__).with_name("worker.py")
@@ -37,6 +38,7 @@ LANDLOCK = Path(__file__).with_name("landlock.py")
 SECCOMP = Path(__file__).with_name("seccomp.py")
 LIMITS = Path(__file__).with_name("limits.py")  # the worker reads its Limits and their messages there
 SPAWN = Path(__file__).with_name("spawn.py")    # the template's script (template.py)
+FOLDERS = Path(__file__).with_name("folders.py")  # the zygote empties the scratch with it
 
 
 def stage_lib(lib: Path, seam: bool) -> None:
@@ -49,7 +51,7 @@ def stage_lib(lib: Path, seam: bool) -> None:
             shutil.copytree(source, lib / name, ignore=shutil.ignore_patterns("__pycache__"),
                             copy_function=shutil.copyfile)
     lib.mkdir(exist_ok=True)
-    for script in (WORKER, LANDLOCK, SECCOMP, LIMITS, SPAWN):  # imported by these names
+    for script in (WORKER, LANDLOCK, SECCOMP, LIMITS, SPAWN, FOLDERS):  # imported by these names
         shutil.copyfile(script, lib / script.name)
     for d, _, files in os.walk(lib):
         os.chmod(d, 0o755)
@@ -259,7 +261,7 @@ class Zygote:
         if self.cgroup:
             self.cgroup.kill()
             self.cgroup.close()
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove(self.root)  # its scratch is the student's: no recursion, however deep it goes
         self.sweep()
         if self.lease:
             self.lease.release()

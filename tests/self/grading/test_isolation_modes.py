@@ -4,6 +4,7 @@ worker outlives its sandbox; the mode is detected from what the machine allows."
 
 import contextlib
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -166,15 +167,26 @@ def test_no_mode_runs_student_code_as_root(monkeypatch, hidden, linked):
 
 
 def test_a_hidden_python_runs_workers_from_a_linked_tree():
-    """The tree is the same files (hard links), outside root's home, readable by other uids."""
-    from grader.sandbox.view import _python_hidden, linked_python, unreadable_by_other, worker_python
+    """The tree is the same files (hard links), outside root's home, readable by other uids; a
+    venv is mirrored with its base, and its interpreter, run by an unprivileged uid, is the venv
+    (its packages) over the base's image, never the hidden original."""
+    from grader.sandbox.view import _python_hidden, image_of, linked_python, unreadable_by_other, worker_python
     if os.geteuid() != 0 or not _python_hidden():
         pytest.skip("not here: Python is readable by other uids (no tree is needed)")
-    tree, source = linked_python()
+    tree, images = linked_python()
     exe, paths = worker_python(namespaces=False)
     assert exe.startswith(str(tree) + "/") and paths[0] == str(tree) and not unreadable_by_other(paths)
     assert os.stat(exe).st_ino == os.stat(os.path.realpath(sys.executable)).st_ino
     assert worker_python(namespaces=True) == (sys.executable, python_paths())
+    # started as root and dropped to another uid before it reads a module, as a zygote's worker is
+    seen = subprocess.run([exe, "-I", "-c", "import os; os.setgroups([]); os.setgid(65534); os.setuid(65534)\n"
+                           "import sys, torch; print(sys.prefix); print(sys.base_prefix); print(torch.__file__)"],
+                          capture_output=True, text=True, timeout=120, cwd="/")
+    assert seen.returncode == 0, seen.stderr[-2000:]
+    prefix, base, torch_file = seen.stdout.split()
+    for seen_as, own in ((prefix, sys.prefix), (base, sys.base_prefix)):  # the image where it is mirrored
+        assert seen_as == (image_of(os.path.realpath(own), images) or os.path.realpath(own)), (seen_as, own)
+    assert torch_file.startswith(str(tree) + "/") or not unreadable_by_other([torch_file])
 
 
 def test_unknown_mode_is_refused():

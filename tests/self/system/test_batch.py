@@ -325,9 +325,10 @@ def test_interrupted_batch_keeps_what_was_written_and_resumes(tmp_path):
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 143, err[-2000:]
-    assert "interrupted" in err
-    done = {r["submission"]: r for r in gradebook(out)}
-    assert 1 <= len(done) < 3 and all(r["status"] == "graded" for r in done.values())
+    assert "interrupted (SIGTERM)" in err
+    rows = {r["submission"]: r for r in gradebook(out)}   # the one in flight: interrupted, never crashed
+    done = {k: r for k, r in rows.items() if r["status"] == "graded"}
+    assert 1 <= len(done) < 3 and all(r["status"] in ("graded", "interrupted") for r in rows.values()), rows
     leftovers = [p for p in out.rglob("*") if p.name.startswith(".") and p.is_file() and p.parent != out / ".logs"]
     assert not leftovers, leftovers                                        # no half-written files
     mtimes = {k: (out / "students" / k / "results.json").stat().st_mtime_ns for k in done}
@@ -350,9 +351,14 @@ def test_a_dead_grader_process_costs_one_student_and_the_batch_goes_on(tmp_path)
     statuses = [r["status"] for r in gradebook(out)]
     assert sorted(statuses) == ["crashed", "graded", "graded"], statuses
     crashed = next(r for r in gradebook(out) if r["status"] == "crashed")
-    assert crashed["total"] == "" and "died" in read_json(out / "students" / crashed["submission"] / "student.json")["error"]
+    error = read_json(out / "students" / crashed["submission"] / "student.json")["error"]
+    assert crashed["total"] == "" and error.startswith("the grader process died (exit -9); its last output and its "
+                                                       f"sandbox's: {out / '.logs' / 'job0.log'}"), error
+    said = (out / ".logs" / "job0.log").read_text()   # the log it names ends with what its sandbox said last
+    assert f"--- the grader process died (exit -9) while grading {crashed['submission']} ---" in said, said[-2000:]
     again = batch_cli(klass, out)                                          # a rerun retries it
-    assert "1 to grade" in again.stderr
+    assert "1 to grade (regrading 1 crashed)" in again.stderr and f"regrading (crashed): {crashed['submission']}" \
+        in again.stderr, again.stderr
     assert [r["status"] for r in gradebook(out)] == ["graded"] * 3
 
 

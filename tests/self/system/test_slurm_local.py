@@ -91,7 +91,7 @@ def test_the_apptainer_path_runs_as_the_submitting_user(tmp_path):
     """grade-array.sbatch's Apptainer command, recorded by a stub `apptainer`, checked against the
     image's layout (its 0700 folders, from the Dockerfile) and run as an unprivileged user from
     the folder it starts in, with a Python that user can read (the image's venv is world-readable)."""
-    from grader.sandbox.view import worker_python
+    from grader.sandbox.view import image_of, linked_python, worker_python
     _, _, private = _image_layout()
     checkout = Path(tempfile.mkdtemp(prefix="apptainer-checkout-"))  # readable by the user, as a TA's is
     try:
@@ -121,9 +121,9 @@ def test_the_apptainer_path_runs_as_the_submitting_user(tmp_path):
         assert start in binds and {env["SUBMISSIONS"], env["OUT_DIR"]} <= set(binds)
         assert command[:3] == ["python", "-m", "grader"] and command[3] == "batch"
         exe, _ = worker_python(namespaces=False)   # a Python the user can read, as the venv is,
-        packages = sysconfig.get_paths()["purelib"]  # with the pins (the venv's site-packages)
-        tree = Path(exe).parents[1]
-        site = tree / Path(packages).relative_to(Path(sys.executable).resolve().parents[1])
+        packages = os.path.realpath(sysconfig.get_paths()["purelib"])  # with the pins (its site-packages),
+        images = linked_python()[1] if exe != sys.executable else {}  # in the linked tree where it is hidden
+        site = image_of(packages, images) or packages
         as_user = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe,
                                   *command[1:3], "--version"], cwd=start, capture_output=True, text=True, timeout=120,
                                  env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "PYTHONPATH": str(site)})

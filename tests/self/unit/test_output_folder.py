@@ -177,7 +177,7 @@ def test_done_as_is_a_finished_record(tmp_path):
 def test_the_status_values_are_the_gradebooks_and_the_class_reports(tmp_path):
     from grader.classreport import build, gather
     from seam.upload import Located
-    assert [s.value for s in STATUSES] == ["graded", "not found", "ambiguous", "empty", "crashed"]
+    assert [s.value for s in STATUSES] == ["graded", "not found", "ambiguous", "empty", "crashed", "interrupted"]
     assert Located(None, []).status in set(Status)  # seam.upload's statuses are among them
     for s in Status:
         assert json.dumps(s) == json.dumps(s.value) and f"{s}" == str(s) == s.value
@@ -186,14 +186,20 @@ def test_the_status_values_are_the_gradebooks_and_the_class_reports(tmp_path):
     for s in Status:
         folder = output.student_folder(out, s.value.replace(" ", "-"))
         StudentRecord(folder.name, [{"sid": folder.name, "name": "N", "email": ""}], s, [PASS], "f" * 16).write(folder)
-        if s is not Status.CRASHED:
+        if s is not Status.CRASHED:  # (an interrupted regrade's old results.json is not read)
             write_results(results, folder / output.RESULTS)
     write_json(out / output.BATCH, {"passes": [PASS]})
     rows = list(csv.DictReader(io.StringIO(output.render(out).decode())))
     assert sorted(r["status"] for r in rows if r["name"] == "N") == sorted(s.value for s in Status)
     report_json = json.loads(json.dumps(build(gather(out))))
     assert set(report_json["statuses"]) == {s.value for s in Status} - {"graded"} | {"not run"}
-    assert output.class_summary(out)[0].startswith("class: 5 upload(s) (1 ambiguous, 1 crashed, 1 empty, ")
+    assert output.class_summary(out)[0].startswith("class: 6 upload(s) (1 ambiguous, 1 crashed, 1 empty, ")
+    interrupted = [r for r in rows if r["status"] == "interrupted"]
+    assert [r["total"] for r in interrupted] == [""]   # unfinished: no score, as for a crash
+    assert output.done_as(output.student_folder(out, "interrupted")) is None
+    assert output.unfinished_as(output.student_folder(out, "interrupted")) == "interrupted"
+    assert output.unfinished_as(output.student_folder(out, "crashed")) == "crashed"
+    assert output.unfinished_as(output.student_folder(out, "graded")) is None
 
 
 # -- the summary ------------------------------------------------------------------------------

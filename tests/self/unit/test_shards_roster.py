@@ -212,3 +212,28 @@ def test_a_same_size_edit_after_a_big_file_changes_the_fingerprint(tmp_path):
     before = fingerprint(up)
     (up / "tensors.py").write_text("x = 0.8\n")
     assert fingerprint(up) != before
+
+
+def test_an_uploads_fingerprint_takes_no_recursion(tmp_path):
+    """A folder upload holding a chain of 1,200 folders (past Python's recursion limit; rglob
+    recursed and the whole batch failed before grading anyone) is fingerprinted as its files
+    alone: the same as the upload without the chain."""
+    import os
+    from grader.batch.roster import fingerprint
+    deep, flat = tmp_path / "deep", tmp_path / "flat"
+    for folder in (deep, flat):
+        folder.mkdir()
+        (folder / "intensity.py").write_text("x = 1\n")
+    here = os.getcwd()
+    os.chdir(deep)
+    try:
+        for _ in range(1200):
+            os.mkdir("d")
+            os.chdir("d")
+    finally:
+        os.chdir(here)
+    try:
+        assert fingerprint(deep) == fingerprint(flat)
+    finally:  # (pytest's own clean-up of old temporary folders recurses)
+        from grader.sandbox.folders import remove
+        remove(deep)
