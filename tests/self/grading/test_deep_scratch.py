@@ -61,6 +61,29 @@ def test_the_walks_take_no_recursion_and_no_long_path(tmp_path):
         remove(top)
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the chain is another uid's, as a worker's is")
+def test_a_deep_chain_left_in_a_shared_folder_is_measured_and_swept_without_recursion(tmp_path):
+    """A uid-mode worker may leave a 3,000-deep chain in /tmp: the grader counts it against the disk
+    limit and sweeps it after the worker, with no recursion (shutil.rmtree raised RecursionError)."""
+    from grader.sandbox.outside import Outside
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    top = shared / "left"
+    top.mkdir()
+    uid = 64123  # no leased uid is this: a stranger's files beside it stay
+    try:
+        _chain(top)
+        os.chown(top, uid, uid)  # (the top is the uid's: the sweep removes it and all below)
+        (shared / "stranger").write_text("x")
+        outside = Outside(uid, tops=(str(shared),))
+        assert outside.bytes() >= DEPTH * 512
+        assert outside.sweep() == [str(top)]
+        assert not top.exists() and (shared / "stranger").exists()
+    finally:
+        remove(top)
+
+
 def _modes():
     out = [pytest.param(None, id="auto")]
     for mode in ("landlock", "uid", "process"):  # the scratch is a folder on disk, measured by the grader
