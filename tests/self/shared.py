@@ -14,6 +14,7 @@ import json
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -111,3 +112,13 @@ def available_modes() -> list:
         except IsolationUnavailable as e:
             params.append(pytest.param(mode, id=mode, marks=pytest.mark.skip(reason=f"not here: {e}")))
     return params
+
+
+def wait_until(predicate, seconds: float) -> bool:
+    """Poll ``predicate`` every 0.2 s for up to ``seconds``; its last answer."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return predicate()

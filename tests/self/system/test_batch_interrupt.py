@@ -16,7 +16,7 @@ from pathlib import Path
 
 from grader.batch.job import LOCK
 from grader.paths import ROOT
-from tests.self.shared import clean_env
+from tests.self.shared import clean_env, wait_until
 from tests.self.submissions import reference_text, reference_with
 
 PROBLEM = "intensity"
@@ -29,15 +29,6 @@ def ridge_point(peak_flops, bandwidth):
     return _ridge(peak_flops, bandwidth)
 '''
 STUDENTS = [f"s{i}" for i in range(4)]
-
-
-def _wait(predicate, seconds: float) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return predicate()
 
 
 def _statuses(out: Path) -> dict[str, str]:
@@ -59,11 +50,11 @@ def test_sigint_to_a_background_batchs_group_interrupts_it_and_a_rerun_finishes(
               f"wait $pid; echo $? > {shlex.quote(str(status))}\n")
     shell = subprocess.Popen(["bash", "-c", script], cwd=ROOT, env=clean_env(), start_new_session=True)
     try:
-        assert _wait(lambda: len(list(out.glob(f"students/*/{LOCK}"))) == 2, 180), \
+        assert wait_until(lambda: len(list(out.glob(f"students/*/{LOCK}"))) == 2, 180), \
             f"no two students in flight: {log.read_text()[-2000:] if log.exists() else ''}"
         time.sleep(1)
         os.killpg(shell.pid, signal.SIGINT)   # what a Ctrl-C does to the script's process group
-        assert _wait(status.exists, 120), f"the batch did not stop: {log.read_text()[-2000:]}"
+        assert wait_until(status.exists, 120), f"the batch did not stop: {log.read_text()[-2000:]}"
     finally:
         shell.wait(timeout=60)
     said = log.read_text()

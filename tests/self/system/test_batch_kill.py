@@ -12,7 +12,7 @@ from pathlib import Path
 
 from grader.batch.job import LOCK
 from grader.paths import ROOT
-from tests.self.shared import clean_env
+from tests.self.shared import clean_env, wait_until
 from tests.self.submissions import reference_text, reference_with
 
 PROBLEM = "intensity"
@@ -44,27 +44,18 @@ def _jobs(parent: int) -> list[int]:
     return out
 
 
-def _wait(predicate, seconds: float) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return predicate()
-
-
 def test_kill_9_of_batch_stops_its_jobs(tmp_path):
     klass, out = _class(tmp_path / "class", 4, slow=True), tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "grader", "batch", klass, "--out", out, "--only", PROBLEM,
                              "--gpu", "skip", "--jobs", "2"], cwd=ROOT, stderr=subprocess.DEVNULL, env=clean_env())
     try:
-        assert _wait(lambda: len(_jobs(proc.pid)) == 2, 120), "the jobs did not start"
+        assert wait_until(lambda: len(_jobs(proc.pid)) == 2, 120), "the jobs did not start"
         jobs = _jobs(proc.pid)
-        assert _wait(lambda: len(list(out.glob(f"students/*/{LOCK}"))) == 2, 120), "no job is grading"
+        assert wait_until(lambda: len(list(out.glob(f"students/*/{LOCK}"))) == 2, 120), "no job is grading"
         time.sleep(2)  # well into a student's 20 s call
         proc.kill()
         proc.wait()
-        assert _wait(lambda: not any(Path(f"/proc/{j}").exists() and "Z" not in _state(j) for j in jobs), 10), \
+        assert wait_until(lambda: not any(Path(f"/proc/{j}").exists() and "Z" not in _state(j) for j in jobs), 10), \
             f"grader processes outlived their batch: {[j for j in jobs if Path(f'/proc/{j}').exists()]}"
     finally:
         for j in _jobs(proc.pid):
