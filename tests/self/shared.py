@@ -98,13 +98,14 @@ def graded_reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, st
     return value["results"], value["table"]
 
 
-def available_modes() -> list:
+def available_modes(process: bool = False) -> list:
     """The sandbox's isolation modes as pytest params, each skipped with its reason where this
-    machine cannot offer it ("process" is left out: rlimits only, for trusted code, README)."""
+    machine cannot offer it ("process" only with ``process``: it has no walls, for trusted code
+    (README); a test of what does not rest on walls runs it too)."""
     from grader.sandbox.isolation import MODES, Isolation, IsolationUnavailable
     params = []
     for mode in MODES:
-        if mode == "process":
+        if mode == "process" and not process:
             continue
         try:
             Isolation.detect(mode)
@@ -112,6 +113,19 @@ def available_modes() -> list:
         except IsolationUnavailable as e:
             params.append(pytest.param(mode, id=mode, marks=pytest.mark.skip(reason=f"not here: {e}")))
     return params
+
+
+def unnamespaced_modes() -> list:
+    """landlock, uid and process, detected (``Isolation`` params; None, skipped with the reason,
+    where this machine cannot offer one): the modes whose scratch is a folder on disk."""
+    from grader.sandbox.isolation import Isolation, IsolationUnavailable
+    out = []
+    for mode in ("landlock", "uid", "process"):
+        try:
+            out.append(pytest.param(Isolation.detect(mode), id=mode))
+        except IsolationUnavailable as e:
+            out.append(pytest.param(None, id=mode, marks=pytest.mark.skip(reason=f"not here: {e}")))
+    return out
 
 
 def wait_until(predicate, seconds: float) -> bool:

@@ -18,7 +18,6 @@ The routes, as an attacker who reads the seam would write them:
 import pytest
 
 from grader.batch.output import class_summary, read_json
-from grader.sandbox.isolation import Isolation, IsolationUnavailable
 from seam.problems import files
 from tests.self.shared import available_modes, cli
 from tests.self.shortcuts import stub_definition
@@ -189,17 +188,7 @@ def deleted(tmp_path_factory) -> dict[str, float]:
     return _by_problem(read_json(out))
 
 
-def _modes() -> list:
-    """Every mode this machine offers: the walled ones, and process mode (no walls, the same
-    absence, behaviour and watch: what this test is about)."""
-    try:
-        Isolation.detect("process")
-        return [*available_modes(), pytest.param("process", id="process")]
-    except IsolationUnavailable as e:
-        return [*available_modes(), pytest.param("process", id="process", marks=pytest.mark.skip(reason=f"not here: {e}"))]
-
-
-@pytest.mark.parametrize("mode", _modes())
+@pytest.mark.parametrize("mode", available_modes(process=True))
 def test_a_blinded_shortcut_earns_nothing_and_is_a_note_naming_the_student(mode, deleted, tmp_path):
     klass, out = tmp_path / "class", tmp_path / "out"
     for name, attacks in UPLOADS.items():

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from grader.sandbox.folders import allocated_bytes, empty, remove
-from grader.sandbox.isolation import Isolation, IsolationUnavailable
+from grader.sandbox.isolation import Isolation
 from grader.sandbox.limits import Limits
 from grader.sandbox.sandbox import Sandbox
 from grader.sandbox.zygote import Zygote
+from tests.self.shared import unnamespaced_modes
 from tests.self.submissions import reference_text
 
 VEHICLE = "intensity"
@@ -84,17 +85,7 @@ def test_a_deep_chain_left_in_a_shared_folder_is_measured_and_swept_without_recu
         remove(top)
 
 
-def _modes():
-    out = [pytest.param(None, id="auto")]
-    for mode in ("landlock", "uid", "process"):  # the scratch is a folder on disk, measured by the grader
-        try:
-            out.append(pytest.param(Isolation.detect(mode), id=mode))
-        except IsolationUnavailable as e:
-            out.append(pytest.param(None, id=mode, marks=pytest.mark.skip(reason=f"not here: {e}")))
-    return out
-
-
-@pytest.mark.parametrize("isolation", _modes())
+@pytest.mark.parametrize("isolation", [pytest.param(None, id="auto"), *unnamespaced_modes()])
 def test_a_3000_deep_chain_costs_the_zygote_nothing(tmp_path, monkeypatch, isolation):
     # The zygote's folder on a tmpfs: this disk takes ~3 ms per rmdir whatever the depth, and the
     # walk's depth, not the disk, is under test here.

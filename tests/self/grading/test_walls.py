@@ -16,12 +16,13 @@ import pytest
 from grader.sandbox.cgroup import BASELINE_BYTES
 from grader.grade import grade
 from grader.paths import REFERENCE
-from grader.sandbox.isolation import Isolation, IsolationUnavailable
+from grader.sandbox.isolation import Isolation
 from grader.sandbox.limits import Limits, message
 from grader.sandbox.sandbox import Sandbox
 from grader.sandbox.zygote import Zygote
 from seam.upload import MAX_MODULE_BYTES, locate
 from seam import SandboxFailure, SubmissionError, describe
+from tests.self.shared import unnamespaced_modes
 from tests.self.submissions import reference_with
 
 VEHICLE = "intensity"
@@ -112,16 +113,6 @@ def ridge_point(peak, bw):
 '''
 
 
-def unnamespaced_modes():
-    out = []
-    for mode in ("landlock", "uid", "process"):
-        try:
-            out.append(pytest.param(Isolation.detect(mode), id=mode))
-        except IsolationUnavailable as e:
-            out.append(pytest.param(None, id=mode, marks=pytest.mark.skip(reason=f"not here: {e}")))
-    return out
-
-
 @pytest.mark.parametrize("isolation", unnamespaced_modes())
 def test_a_scratch_folder_is_measured_where_it_is_no_tmpfs(tmp_path, isolation):
     """Red team #15: each file stays under the 64 MiB file cap, together they pass the 256 MiB
@@ -165,8 +156,8 @@ def test_what_a_worker_writes_in_the_shared_folders_counts_and_goes(tmp_path, is
     box = Sandbox(tmp_path, limits, isolation=isolation)
     try:
         if isolation.writes_outside:
-            with pytest.raises(SandboxFailure, match=f"wrote more than 24 MiB to its scratch folder and the "
-                                                     f"shared temporary folders: .*Limits.disk_bytes"):
+            with pytest.raises(SandboxFailure, match="wrote more than 24 MiB to its scratch folder and the "
+                                                     "shared temporary folders: .*Limits.disk_bytes"):
                 box.intensity.ridge_point(1.0, 1.0)
         else:  # (Landlock: it may write its scratch alone)
             with pytest.raises(Exception, match="Permission denied"):

@@ -49,7 +49,7 @@ def _look() -> dict:
     handed.step()
 
     class Theirs(torch.optim.AdamW):  # a class of theirs on a stand-in imports ...
-        pass
+        """(and is refused when made)"""
     fused = lambda: torch._fused_adamw_([p], [p.grad], [torch.zeros(2)], [torch.zeros(2)], [],  # noqa: E731
                                         [torch.tensor(1.0)], lr=1e-3, beta1=0.9, beta2=0.99,
                                         weight_decay=0.0, eps=1e-8, amsgrad=False, maximize=False)
@@ -136,10 +136,7 @@ student = types.SimpleNamespace(AdamW=torch.optim.SGD, optimizer_state_bytes=kee
 callee = types.SimpleNamespace(module=lambda name: student)
 import seam.probes.optim as po, seam.probes.training as pt
 po.state_bytes(callee, "amsgrad_layout", torch.float32, 1)
-try:
-    po.memory_stages(callee, "adamw_layout", 3, 2, 1, 2, torch.float32, 0)
-except Exception:
-    pass
+po.memory_stages(callee, "adamw_layout", 3, 2, 1, 2, torch.float32, 0)
 pt.train_step_run(callee, 0, 1, 2)
 from torch.optim.adamw import Adam
 named = {  # where a student would look: each a stand-in
