@@ -189,12 +189,14 @@ def _take_out(refusals: _Refusals) -> tuple[dict, list]:
         if ops:
             libraries.append(_kernels(ops, rule, refusals))
     real_modules = {name: sys.modules[name] for name in gone if sys.modules.get(name) is not None}
-    reals = [obj for obj in gc.get_objects() if (type(obj) is types.FunctionType or issubclass(type(obj), type))
-             and _made_in(obj, modules, files) is not None]
+    made = [(obj, _made_in(obj, modules, files)) for obj in gc.get_objects()
+            if type(obj) is types.FunctionType or issubclass(type(obj), type)]
+    reals = [obj for obj, rule in made if rule is not None]
     stand_in = {id(m): gone[name] for name, m in real_modules.items()}
-    for obj in reals:
-        rule = _made_in(obj, modules, files)
-        stand_in[id(obj)] = (_stand_in_class if isinstance(obj, type) else _stand_in_function)(obj, rule, refusals)
+    for obj, rule in made:
+        if rule is not None:
+            stand_in[id(obj)] = (_stand_in_class if isinstance(obj, type) else _stand_in_function)(obj, rule, refusals)
+    del made
     mine = (reals, real_modules, sys._getframe())
     holders = [h for h in gc.get_referrers(*reals, *real_modules.values()) if not any(h is m for m in mine)]
     classes = _classes_of(holders)

@@ -306,10 +306,10 @@ def write_report(folder: Path, results: dict) -> None:
 SHOWN_REVIEW = 10  # review lines at the top of a batch's summary; the class report has them all
 
 
-def review_summary(out: Path) -> list[str]:
+def review_summary(entries: list) -> list[str]:
     """The batch summary's first lines: each upload with notes for review (seam/review.py), by
     the students' names, its notes' places and kinds; no point was taken for any of them."""
-    found = [(key, record, review_of(r)) for key, record, r in _entries(out) if r and review_of(r)]
+    found = [(key, record, review_of(r)) for key, record, r in entries if r and review_of(r)]
     if not found:
         return []
     lines = [f"review: {sum(len(n) for _, _, n in found)} note(s) in {len(found)} upload(s) for a person "
@@ -326,11 +326,11 @@ def review_summary(out: Path) -> list[str]:
 def class_summary(out: Path) -> list[str]:
     """The end of a batch: the notes for review (``review_summary``), then three lines: who was
     graded, each problem's mean, the test most students failed."""
-    return [*review_summary(out), *_class_lines(out)]
+    entries = _entries(out)  # every results.json of the class, read once for both
+    return [*review_summary(entries), *_class_lines(entries)]
 
 
-def _class_lines(out: Path) -> list[str]:
-    entries = _entries(out)
+def _class_lines(entries: list) -> list[str]:
     graded = [r for _, _, r in entries if r]
     statuses: dict[str, int] = {}
     for _, record, _ in entries:
