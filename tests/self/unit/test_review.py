@@ -337,3 +337,28 @@ def test_the_memmap_reading_is_the_graders_own(tmp_path):
             assert outside <= 8 << 20
         else:
             assert got["after"] == 0 and outside >= 4 * n, (got["after"], outside)
+
+
+def test_notes_a_worker_forges_are_bounded_checked_and_cost_nothing():
+    """The worker is the student's process: what it sends as notes may be anything. Only notes of
+    a known kind in one of the upload's problem modules are kept, at most MAX_NOTES, each as plain
+    data; they reach the report through the sanitiser and charge no function."""
+    from grader.text import one_line
+    from seam.impl import Impl
+
+    class Forger(Impl):
+        def _send(self, request):
+            good = {"file": "optim.py", "line": 3, "kind": "threads", "construct": "x\x1b[2J\u202e" * 50}
+            return {"ok": None, "notes": [good | {"line": i} for i in range(500)] + [
+                {"file": "../etc/passwd", "line": 1, "kind": "threads", "construct": "x"},
+                {"file": "optim.py", "line": 1, "kind": "made up", "construct": "x"},
+                {"file": "optim.py", "line": "1", "kind": "gc", "construct": "x"}, "not a dict"]}
+
+    impl = Forger()
+    impl.get("optim.AdamW")
+    notes = impl.notes()
+    assert len(notes) == Impl.MAX_NOTES and {n["file"] for n in notes} == {"optim.py"}
+    assert all(n["seen"] == "at run time" and len(n["construct"]) <= 120 for n in notes)
+    assert impl.violations() == {}
+    line = one_line(review.said(notes[0]))
+    assert "\x1b" not in line and "\u202e" not in line
