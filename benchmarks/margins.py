@@ -1,6 +1,6 @@
 """Every tolerance with its margins in sight: how far the right and the wrong answers stand from it.
 
-    python benchmarks/margins.py [--json OUT] [--readme] [--jobs 2] [--mutants N]
+    python benchmarks/margins.py [--json OUT] [--doc] [--jobs 2] [--mutants N]
                                  [--problems P ...] [--platforms N] [--most N]
 
 Every comparison of numbers with a tolerance in the graded suites goes through tests/checks.py
@@ -19,7 +19,7 @@ tests run, in process, on:
 Per check (a test and a tolerance it states), ``worst_correct`` is the largest deviation of a
 correct answer and ``closest_mistake`` the smallest of a mistake this check catches (over 1),
 1e308 if none does. ``why`` (``WHY`` below) says why a margin under 10x on either side is right.
-The JSON is the list of checks; ``--readme`` writes the table into README.md between its markers.
+The JSON is the list of checks; ``--doc`` writes the table into docs/margins.md between its markers.
 ``--problems``, ``--platforms N`` (the first N: as installed first) and ``--most N`` (alternatives,
 shortcuts and planted bugs per problem) run less, for a look at one problem (the suite's smoke
 run, tests/self/system/test_benchmarks.py: one problem, one of each).
@@ -45,7 +45,8 @@ CLEAR = 10.0          # a margin under this on either side needs a reason (or a 
 NONE = 1e308          # closest_mistake of a check no mistake reaches
 KERNELS = {"Prescott": ("sse3", "default", "SSE4_2"), "Haswell": ("avx2", "avx2", "AVX2"),
            "SkylakeX": ("avx512f", "avx512", "AVX512")}   # OpenBLAS core -> CPU flag, ATen, MKL path
-MARKERS = ("<!-- margins: python benchmarks/margins.py --readme -->", "<!-- /margins -->")
+MARKERS = ("<!-- margins: python benchmarks/margins.py --doc -->", "<!-- /margins -->")
+DOC = ROOT / "docs" / "margins.md"
 
 # Why a margin under 10x is right for a check: test -> one sentence.
 WHY: dict[str, str] = {
@@ -252,8 +253,8 @@ def table(rows: list[dict]) -> list[str]:
     return lines
 
 
-def write_readme(lines: list[str]) -> None:
-    readme = ROOT / "README.md"
+def write_doc(lines: list[str]) -> None:
+    readme = DOC
     text = readme.read_text()
     start, end = text.index(MARKERS[0]) + len(MARKERS[0]), text.index(MARKERS[1])
     readme.write_text(text[:start] + "\n" + "\n".join(lines) + "\n" + text[end:])
@@ -262,7 +263,7 @@ def write_readme(lines: list[str]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", type=Path, help="write the checks here (a list of objects)")
-    parser.add_argument("--readme", action="store_true", help="write the table into README.md")
+    parser.add_argument("--doc", action="store_true", help="write the table into docs/margins.md")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--mutants", type=int, default=None, help="at most this many killed mutants (default all)")
     parser.add_argument("--raw", type=Path, help="keep every run's deviations here (or, with --from-raw, read them)")
@@ -312,13 +313,13 @@ def runs(args, started) -> tuple[dict, dict]:
 
 
 def report(args, rows: list[dict], started: float) -> int:
-    """The JSON, the table (printed, and into README.md with --readme)."""
+    """The JSON, the table (printed, and into docs/margins.md with --doc)."""
     if args.json:
         args.json.write_text(json.dumps([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows], indent=1) + "\n")
     lines = table(rows)
     print("\n".join(lines))
-    if args.readme:
-        write_readme(lines)
+    if args.doc:
+        write_doc(lines)
     print(f"{len(rows)} checks, {sum(map(under, rows))} under {CLEAR:g}x; {time.monotonic() - started:.0f} s",
           file=sys.stderr)
     return 0

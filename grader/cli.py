@@ -32,16 +32,35 @@ def _options(args) -> Options:
     return Options(gpu=args.gpu, problems=args.only, time_limit=args.time_limit, isolation=args.isolation)
 
 
+DEFAULT_OUT = "results.json"  # grade's report without --out: in the current folder, said in its last line
+
+
 def _examples(*lines: str) -> str:
     return "example:\n" + "\n".join(f"  {line}" for line in lines)
 
 
+def _missing(path: str, what: str) -> int | None:
+    """2 and one line when ``path`` does not exist: said before torch's import (seconds)."""
+    if Path(path).exists():
+        return None
+    print(f"error: {path}: no such {what}; nothing graded", file=sys.stderr)
+    return 2
+
+
 def _grade(args) -> int:
+    missing = _missing(args.submission, "file or folder")
+    if missing:
+        return missing
     from .grade import grade
-    return grade(Path(args.submission), Path(args.out), _options(args), quiet=args.quiet)
+    out = Path(args.out) if args.out else Path(DEFAULT_OUT)
+    return grade(Path(args.submission), out, _options(args), quiet=args.quiet,
+                 said_where=args.out is None)
 
 
 def _batch(args) -> int:
+    missing = _missing(args.submissions, "folder or Gradescope export (.zip)")
+    if missing:
+        return missing
     from .batch.scheduler import batch
     return batch(Path(args.submissions), Path(args.out), _options(args), jobs=args.jobs, shard=args.shard,
                  shard_count=args.shard_count, regrade=args.regrade, repeat=args.repeat)
@@ -209,7 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
                                         "python -m grader grade alice/ --only optim,training --time-limit 60")
                        + "\n\n" + GRADE_EXIT)
     g.add_argument("submission", help="folder laid out like student_stubs/, a folder holding one, or a .zip")
-    g.add_argument("--out", default="results.json", help="where to write results.json")
+    g.add_argument("--out", help=f"where to write results.json (default: {DEFAULT_OUT} in the current "
+                                 f"folder; the last line says where it went)")
     _grading_options(g)
     g.add_argument("--quiet", action="store_true", help="print only the score table")
     g.set_defaults(run=_grade)
@@ -220,7 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "python -m grader batch export/ --out graded-cpu/ --gpu skip --shard 0/4")
                        + "\n\n" + BATCH_EXIT)
     b.add_argument("submissions", help="a folder of per-student folders or zips, or Gradescope's "
-                                       "'Download Submissions' export (submission_metadata.yml)")
+                                       "'Download Submissions' export (submission_metadata.yml): "
+                                       "its folder or the .zip as downloaded")
     b.add_argument("--out", required=True, metavar="OUT_DIR",
                    help="OUT_DIR/<student>/results.json (+ the raw pytest record) and OUT_DIR/gradebook.csv")
     b.add_argument("--jobs", type=_positive_int, default=1, metavar="N",

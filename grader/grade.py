@@ -175,11 +175,12 @@ def grade_one(submission: Path, setup: Setup, quiet: bool = False, hide: tuple[P
 
 
 def grade(submission: Path, out: Path, options: Options | None = None, quiet: bool = False,
-          notes: tuple[str, ...] = (), **fields) -> int:
+          notes: tuple[str, ...] = (), said_where: bool = False, **fields) -> int:
     """`python -m grader grade`: 0 when a report was written, 2 (one line, no report) for the
     TA's mistakes: a path that does not exist, a bad option, a failed test run. ``fields``
     (gpu=, problems=, time_limit=, isolation=) make the Options, or change ``options``'.
-    ``notes``: the report's first notes (grade_one)."""
+    ``notes``: the report's first notes (grade_one). ``said_where``: ``out`` was not asked for (the
+    default in the current folder), so the last line says so beside its full path."""
     if not Path(submission).exists():
         print(f"error: {submission}: no such file or folder; no report written", file=sys.stderr)
         return 2
@@ -198,5 +199,5 @@ def grade(submission: Path, out: Path, options: Options | None = None, quiet: bo
         return 2
     write_results(results, out)
     print(render_table(results))
-    print(f"wrote {out}")
+    print(f"wrote {Path(out).resolve()}" + (" (no --out given: the current folder)" if said_where else ""))
     return 0

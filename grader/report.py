@@ -120,7 +120,7 @@ def to_come(results: dict) -> float:
 def to_come_note(points: float, tests: int) -> str:
     """The one sentence a CPU pass's report, gradebook export and class summary say of them."""
     return (f"to come: {points:g} points in {tests} GPU test{'s' * (tests != 1)}, graded by the GPU pass "
-            f"(--gpu only) and joined by merge (README: Bringing the GPU points back)")
+            f"(--gpu only) and joined by merge (docs/grading.md: Bringing the GPU points back)")
 
 
 def honest_lines(violations: dict[str, str]) -> list[str]:

@@ -1,6 +1,6 @@
 """`python -m grader new-problem NAME [--title TEXT]`: a new problem's files, each a skeleton.
 
-Writes every file of the README's recipe ("How to add a problem") where the registry's layout
+Writes every file of docs/maintaining.md's recipe ("How to add a problem") where the registry's layout
 puts it (seam/problems.py, ``LAYOUT``: the one place those paths are written) and registers the
 problem there: its ``Problem`` line at the end of ``PROBLEMS`` (so its number is the next one)
 and its line in ``NO_RULE``. The skeleton is small and correct: the stub raises
@@ -41,7 +41,7 @@ RESERVED = frozenset({n for n in dir(InProcess) if not n.startswith("_")} | {
 NO_RULE_TODO = ("TODO: why nothing in a library does this problem for you (or give it rules= in "
                 "seam/problems.py)")
 PLACEHOLDER = "example"  # the skeleton's one function, to rename with the content
-FAST_LOOP = 'python -m pytest -n 2 -m "not e2e"'  # the README's fast loop (test_scaffold.py checks)
+FAST_LOOP = 'python -m pytest -n 2 -m "not e2e"'  # the fast loop the README and docs/maintaining.md give (test_scaffold.py checks)
 
 MODULE_DOC = '''"""${name} — ${title}.
 
@@ -332,7 +332,7 @@ def todo(name: str) -> list[str]:
             out.append(f"{path} ({'by hand' if kind.required else 'if needed'}): {holds}")
     out += ["a new library? pin it in pyproject.toml",
             "then: python -m grader snapshots && python -m grader rubric --write (the handout's points, "
-            "the README's totals)",
+            "the docs' figures)",
             f"check: python -m pytest {layout.public_test} {layout.hidden_test} --impl={folder('reference')}",
             f"mutation-test it: {mutation_command(name)} (its mutants alone: the other problems' records "
             "stay current), then kill each survivor or say why it is equivalent",

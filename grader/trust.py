@@ -1,5 +1,5 @@
 """The trust model's honest-work table, rule by rule: what enforces each rule and what a
-shortcut still keeps, each with its points. README.md's tables are made from this module
+shortcut still keeps, each with its points. docs/honest-work.md's tables are made from this module
 (`python -m grader rubric --write`; a self-test checks they are current).
 
 Points rest on evidence, strongest first:

@@ -9,7 +9,7 @@ in the CSV shape the course's gradebook imports.
     left empty).
 
 The score is the OUT_DIR's total: a merged CPU + GPU output gives the full grade, a ``--gpu
-only`` pass its GPU points alone (a separate Gradescope assignment, README "Bringing the GPU
+only`` pass its GPU points alone (a separate Gradescope assignment, docs/grading.md "Bringing the GPU
 points back"). A student whose grading crashed or was interrupted gets an empty cell: the import leaves their
 score alone rather than writing 0. Rows come from gradebook.table, so they are the gradebook's.
 """
@@ -56,5 +56,5 @@ def export(out_dir: Path, fmt: str, dest: Path, title: str) -> int:
     if coming:  # a CPU pass alone: its total is not the grade yet
         print(f"note: the scores are a CPU pass's, out of {possible[header.index('total')]}; "
               f"{coming:g} GPU points per student are still to come (grade them with --gpu only, merge "
-              f"the passes, export again; README: Bringing the GPU points back)", file=sys.stderr)
+              f"the passes, export again; docs/grading.md: Bringing the GPU points back)", file=sys.stderr)
     return 0

@@ -3,9 +3,10 @@
 Inputs are grouped by pass (the ``--gpu``/``--only`` options in each batch.json):
   * folders of one pass are shards: they must not share a student; their students are
     copied as they are, so the gradebook is the one an unsharded batch writes, byte for byte;
-  * different passes (a CPU pass with ``--gpu skip`` and a GPU pass with ``--gpu only``) must
-    cover the same students and disjoint tests: each student's tests are joined into one
-    results.json. Tests are matched by number (<problem>.<k> counts every collected test,
+  * different passes (a CPU pass, ``--gpu skip`` or ``auto`` where there is no CUDA, and a GPU
+    pass with ``--gpu only``) must cover the same students and run disjoint tests (a GPU test
+    the CPU pass reported "not run" gives way to the GPU pass's outcome): each student's tests
+    are joined into one results.json. Tests are matched by number (<problem>.<k> counts every collected test,
     whichever pass ran it), so the joined file lists the tests as one full run does.
 The shards of a pass must be the whole set: each batch.json records its ``I/N``, and merge
 refuses a set with a shard missing, a shard given twice, or counts that disagree. It refuses a
@@ -88,20 +89,21 @@ def _number(test: dict) -> tuple[int, int]:
 
 def join_results(key: str, parts: list[tuple[str, dict]]) -> dict:
     """One student's results from several passes (label, results): tests side by side."""
-    seen: dict[str, str] = {}
-    tests, notes = [], []
+    seen: dict[str, tuple[str, dict]] = {}  # test number -> (the pass that has it, the test)
+    notes = []
     violations: dict[str, str] = {}  # honest work: a rule broken in one pass costs the tests of every pass
     for label, results in parts:
         for function, used in violations_of(results).items():
             violations.setdefault(function, used)
         for t in results["tests"]:
-            if t["number"] in seen:
+            held = seen.get(t["number"])
+            if held is None or (not_run(held[1]) and not not_run(t)):
+                seen[t["number"]] = (label, t)  # a pass that ran a test replaces one that could not
+            elif not (not_run(t) or not_run(held[1])):
                 raise MergeError(f"{key}: test {t['number']} ({t['name']}) is in two passes "
-                                 f"({seen[t['number']]} and {label}); passes must run disjoint tests")
-            seen[t["number"]] = label
-            tests.append(t)
+                                 f"({held[0]} and {label}); passes must run disjoint tests")
         notes += [n for n in notes_of(results) if n not in notes]  # each pass's, once
-    tests.sort(key=_number)
+    tests = sorted((t for _, t in seen.values()), key=_number)
     charge(tests, violations)
     # what a CPU pass left for the GPU pass is still to come only if no pass here ran it
     ran = {t["number"] for t in tests}

@@ -234,13 +234,36 @@ def _export_root(folder: Path, skip: set[Path]) -> tuple[Path | None, list[str]]
                   f"an export, give its folder itself)" for d in exports]
 
 
+MAX_EXPORT_ENTRIES = 500_000      # entries in a downloaded export (.zip): every student's files
+MAX_EXPORT_BYTES = 16 << 30       # its unpacked size, as the zip states it, before anything is written
+
+
+def unpack_export(path: Path, into: Path) -> Path:
+    """Gradescope's "Download Submissions" zip, as downloaded, unpacked below ``into``: the
+    folder ``discover`` reads (the export's own top folder is found there as when a TA unzips
+    it). zipfile drops absolute names and ``..`` and writes no links; the sizes are checked
+    first, from the zip's directory."""
+    import zipfile
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+            if len(infos) > MAX_EXPORT_ENTRIES or sum(i.file_size for i in infos) > MAX_EXPORT_BYTES:
+                raise RosterError(f"{path}: too large to unpack here (over {MAX_EXPORT_ENTRIES} entries or "
+                                  f"{MAX_EXPORT_BYTES >> 30} GiB): unzip it yourself and give the folder")
+            archive.extractall(into)
+    except (zipfile.BadZipFile, OSError, EOFError) as e:
+        raise RosterError(f"{path}: not a readable .zip ({e}); give the export's folder, unzipped") from None
+    return into
+
+
 def discover(folder: Path, exclude: tuple[Path, ...] = ()) -> tuple[list[Upload], list[str]]:
     """The class's uploads, sorted by key, and notes for the TA (ignored files). ``exclude``:
     folders that are not students (the output folder, when it lies inside)."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise RosterError(f"{folder}: no such folder (give the folder of submissions, or "
-                          f"Gradescope's export unzipped)")
+        what = "not a folder" if folder.exists() else "no such folder"
+        raise RosterError(f"{folder}: {what} (give the folder of submissions, or Gradescope's "
+                          f"export: its folder or its .zip)")
     skip = {p.resolve() for p in exclude}
     root, notes = _export_root(folder, skip)
     if root is not None:

@@ -34,7 +34,7 @@ from ..sandbox.procs import tail
 from ..text import clean, one_line
 from ..paths import ROOT, out_problem
 from ..provenance import stamp
-from .roster import RosterError, choose, class_digest, discover
+from .roster import RosterError, choose, class_digest, discover, unpack_export
 from .shards import ShardError, resolve, select as select_shard
 
 TASKS_PER_JOB = 50            # a job is replaced after this many students (bounds any leak)
@@ -249,7 +249,27 @@ def batch(submissions: Path, out: Path, options: Options | None = None, jobs: in
           shard: str | None = None, shard_count: int | None = None, regrade: bool = False,
           repeat: int = 1, **fields) -> int:
     """Every option is checked before OUT_DIR is touched: a TA's mistake leaves nothing behind.
-    ``fields`` (gpu=, problems=, time_limit=, isolation=) make the Options, or change ``options``'."""
+    ``fields`` (gpu=, problems=, time_limit=, isolation=) make the Options, or change ``options``'.
+    SUBMISSIONS may be a .zip as Gradescope downloads it: graded from a temporary copy, removed
+    after (the grades and each student's code are kept in OUT_DIR, as for a folder)."""
+    submissions = Path(submissions)
+    if not (submissions.is_file() and submissions.suffix.lower() == ".zip"):
+        return _batch(submissions, out, options, jobs, shard, shard_count, regrade, repeat, **fields)
+    into = Path(tempfile.mkdtemp(prefix="grader-export-"))
+    try:
+        try:
+            unpack_export(submissions, into)
+        except RosterError as e:
+            print(f"error: {one_line(e)}", file=sys.stderr)
+            return 2
+        print(f"note: {submissions.name} unpacked into {into} for this run (removed at its end)", file=sys.stderr)
+        return _batch(into, out, options, jobs, shard, shard_count, regrade, repeat, **fields)
+    finally:
+        remove(into)
+
+
+def _batch(submissions: Path, out: Path, options: Options | None, jobs: int, shard: str | None,
+           shard_count: int | None, regrade: bool, repeat: int, **fields) -> int:
     submissions, out = submissions.resolve(), out.resolve()
     try:
         options = Options.of(options, **fields)

@@ -4,7 +4,7 @@ its worker, whatever the worker forked), with a cgroup of its own where root may
 rlimits are per process (RLIMIT_AS) or per uid (RLIMIT_NPROC): three children of one worker
 held 5.4 GiB against a 3.25 GiB limit. A cgroup counts them together. This machine kind has
 cgroup v1 memory and pids controllers that root may write; a default Docker container has a
-read-only cgroup file system, and there the rlimits are what holds (README, "Limits").
+read-only cgroup file system, and there the rlimits are what holds (docs/trust.md, "Limits per sandbox").
 
 The zygote joins the group before it execs (a shell writes its own pid into ``cgroup.procs``,
 then execs the command: no Python runs between fork and exec), so all it forks is counted.

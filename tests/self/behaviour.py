@@ -9,7 +9,7 @@ off, as if a student had blinded it: the points it earns on the tests that call 
 the points it keeps ("taken"); the rest are held by absence (the forbidden code raises) and by
 cases the library cannot answer (a format torch has no dtype for, a layout it will not build).
 "how" tests measure what the code runs, so a blinded watch passes them: they count as taken. The
-reference's run says which tests call which function. README's trust table is made from this
+reference's run says which tests call which function. docs/honest-work.md's trust table is made from this
 record (grader/trust.py); tests/self/unit/test_trust.py says when it is stale.
 """
 

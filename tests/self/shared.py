@@ -101,7 +101,7 @@ def graded_reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, st
 def available_modes(process: bool = False) -> list:
     """The sandbox's isolation modes as pytest params, each skipped with its reason where this
     machine cannot offer it ("process" only with ``process``: it has no walls, for trusted code
-    (README); a test of what does not rest on walls runs it too)."""
+    (docs/trust.md); a test of what does not rest on walls runs it too)."""
     from grader.sandbox.isolation import MODES, Isolation, IsolationUnavailable
     params = []
     for mode in MODES:

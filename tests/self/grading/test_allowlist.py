@@ -75,11 +75,11 @@ def test_a_crowded_tmp_changes_no_verdict(mode, scene, request):
 
 def _attacked(attack, mode, scene, request):
     if mode == "uid" and attack.world_readable:
-        # The one thing this mode cannot do (README, "What the uid mode cannot hide"): strict, so
-        # the README is corrected the day it can.
+        # The one thing this mode cannot do (docs/trust.md, "What the uid mode cannot hide"): strict, so
+        # docs/trust.md is corrected the day it can.
         request.applymarker(pytest.mark.xfail(strict=True, reason=(
             "uid mode: a world-readable copy of the reference on the machine is readable; "
-            "the image must carry none (README)")))
+            "the image must carry none (docs/trust.md)")))
     out = scene["grading"] / "out" / "results.json"
     victim_before = (scene["victim"] / f"{VEHICLE}.py").read_bytes()
     submission = attack.build(scene["grading"] / "class" / "attacker", out, 9, COPY=str(scene["copy"]),

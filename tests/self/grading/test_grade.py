@@ -135,6 +135,34 @@ def test_gpu_tests_without_cuda_are_reported_not_run(tmp_path):
         f"Score: {graded:g}/{graded:g} graded ({skipped:g} points in {len(gpu)} tests not run: needs CUDA")
     # the table: NOT RUN, never FAIL, for a reference solution on a CPU machine
     assert "FAIL" not in proc.stdout and proc.stdout.count("NOT RUN") == len(gpu)
+    # and, as a --gpu skip pass does, what is still to come and how it comes
+    points = sum(t["max_score"] for t in gpu)
+    assert results["extra_data"]["to_come"] == {"tests": {t["number"]: t["max_score"] for t in gpu}, "points": points}
+    assert f"to come: {points:g} points in {len(gpu)} GPU tests, graded by the GPU pass (--gpu only)" in proc.stdout
+
+
+@NO_CUDA
+def test_cpu_auto_pass_merges_with_a_gpu_pass(tmp_path, monkeypatch):
+    """A CPU pass with the default --gpu auto joins a --gpu only pass: each GPU test the CPU pass
+    reported "not run" takes the GPU pass's outcome, nothing is left to come. The GPU pass is
+    graded with no --out from inside tmp_path: results.json lands there, and its last line says
+    where."""
+    from grader import gpu as gpu_info
+    from grader.batch.merge import join_results
+    cpu = tmp_path / "cpu.json"
+    cli("grade", REFERENCE, "--out", cpu, "--only", "optim", check=0)
+    monkeypatch.chdir(tmp_path)
+    proc = cli("grade", REFERENCE, "--only", "optim", "--gpu", "only", "--quiet", check=0,
+               env={gpu_info.FAKE: "NVIDIA H100 80GB HBM3"})
+    assert proc.stdout.rstrip().splitlines()[-1] == \
+        f"wrote {tmp_path / 'results.json'} (no --out given: the current folder)"
+    cpu_results, gpu_results = json.loads(cpu.read_text()), json.loads((tmp_path / "results.json").read_text())
+    joined = join_results("ada", [("gpu-auto-optim", cpu_results), ("gpu-only-optim", gpu_results)])
+    ran_on_gpu = {t["number"]: t for t in gpu_results["tests"]}
+    assert ran_on_gpu and [t["number"] for t in joined["tests"]] == [t["number"] for t in cpu_results["tests"]]
+    assert all(t == ran_on_gpu.get(t["number"], t) for t in joined["tests"])
+    assert not any("needs CUDA" in t["output"] for t in joined["tests"])
+    assert "to_come" not in joined["extra_data"] and "to come:" not in joined["output"]
 
 
 @NO_CUDA

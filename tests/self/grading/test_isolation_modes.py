@@ -103,7 +103,7 @@ def test_what_the_worker_sees(sandbox):
     if box.isolation.drop:
         assert seen["uid"] in pool_uids() and seen["uid"] == box.uid
     if box.isolation.mode == "process":
-        return  # rlimits only: it sees and may write what the grader's uid may (README)
+        return  # rlimits only: it sees and may write what the grader's uid may (docs/trust.md)
     assert seen["wrote_outside"] is False, seen
     if box.isolation.namespaces:   # a fresh root: the checkout and /tmp hold only Python, if that
         assert seen["checkout"] == bound_below(str(ROOT)), seen       # lies below them, or do

@@ -40,14 +40,14 @@ def test_problem_section_states_its_points(facts, problem):
 
 
 def test_the_gradescope_settings_match_the_rubric_and_the_limits(facts):
-    """README's Gradescope settings: the total to enter is the rubric's CPU points (the figures are
+    """docs/deploy.md's Gradescope settings: the total to enter is the rubric's CPU points (the figures are
     generated: test_handout_is_generated_from_registry_and_rubric keeps them current; this reads
     them independently of the writer), and the timeout chosen by hand covers the worst case the
     limits allow, to the second."""
     from grader.rubric import worst_case
     from grader.sandbox.limits import Limits
-    readme = (ROOT / "README.md").read_text()
-    start = readme.index("### Gradescope settings")
+    readme = (ROOT / "docs" / "deploy.md").read_text()
+    start = readme.index("## Gradescope settings")
     end = readme.find("\n## ", start)
     block = readme[start:end if end > 0 else None]
     total, gpu = sum(f.points for f in facts), sum(f.points for f in facts if f.gpu)

@@ -199,11 +199,20 @@ def test_rerun_skips_what_is_done(graded):
 
 @pytest.fixture(scope="module")
 def sharded(graded, tmp_path_factory):
-    """The same class in three shards (--shard I/3)."""
+    """The same class in three shards (--shard I/3); the middle one from the export's .zip as
+    Gradescope downloads it (not unzipped), which must grade as the folder does."""
     root, _, _ = graded
     shards = [tmp_path_factory.mktemp(f"shard{i}") / "out" for i in range(3)]
+    download = tmp_path_factory.mktemp("download") / "submissions.zip"
+    with zipfile.ZipFile(download, "w") as zf:
+        for f in sorted((root / "assignment_42_export").rglob("*")):
+            zf.write(f, f.relative_to(root).as_posix())
     for i, shard_out in enumerate(shards):
-        batch_cli(root, shard_out, "--shard", f"{i}/3")
+        proc = batch_cli(download if i == 1 else root, shard_out, "--shard", f"{i}/3")
+        if i == 1:
+            assert f"note: {download.name} unpacked into" in proc.stderr
+            unpacked = proc.stderr.split("unpacked into ", 1)[1].split(" ")[0]
+            assert not Path(unpacked).exists()                  # removed at the run's end
     return shards
 
 

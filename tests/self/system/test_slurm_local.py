@@ -42,9 +42,9 @@ def test_job_array_then_merge_equals_the_unsharded_batch(tmp_path):
 
 
 def _image_layout() -> tuple[str, list[str], list[str]]:
-    """What the Dockerfile and the README say of the image: its name (README's `docker build -t`),
+    """What the Dockerfile and docs/deploy.md say of the image: its name (`docker build -t`),
     its entrypoint, and its root-only (0700) folders."""
-    readme, dockerfile = (ROOT / "README.md").read_text(), (ROOT / "Dockerfile").read_text()
+    readme, dockerfile = (ROOT / "docs" / "deploy.md").read_text(), (ROOT / "Dockerfile").read_text()
     name = re.search(r"docker build -t (\S+) \.", readme).group(1)
     entrypoint = json.loads(re.search(r"^ENTRYPOINT (\[.*\])$", dockerfile, re.M).group(1))
     private = re.findall(r"chmod 700 (/\S+)", dockerfile) + re.findall(r"mkdir -m 700 (/\S+)", dockerfile)
@@ -62,7 +62,7 @@ def test_kubernetes_manifests():
     assert job["kind"] == "Job" and spec["completionMode"] == "Indexed"
     containers = [job["spec"]["template"]["spec"]["containers"][0], merge["spec"]["template"]["spec"]["containers"][0]]
     for c in containers:
-        assert c["image"].partition(":")[0] == name          # the image the README builds
+        assert c["image"].partition(":")[0] == name          # the image docs/deploy.md builds
         assert "command" not in c                              # tini stays PID 1: args only
         [mount] = c["volumeMounts"]
         where = PurePosixPath(mount["mountPath"])              # under /grading, never at it

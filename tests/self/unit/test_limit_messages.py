@@ -104,10 +104,10 @@ def test_explain_names_the_limit_a_failure_met():
 
 
 def test_the_readmes_limit_messages_are_the_ones_students_read():
-    """A message quoted in README.md (one naming ``(Limits.x)``) is message(x) for the defaults."""
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    """A message quoted in the README or docs/ (one naming ``(Limits.x)``) is message(x) for the defaults."""
+    readme = " ".join(" ".join(p.read_text() for p in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]).split())
     quoted = set(re.findall(r"\(Limits\.(\w+)\)", readme))
-    assert quoted, "the README quotes no limit's message"
+    assert quoted, "the docs quote no limit's message"
     for limit in sorted(quoted):
         assert message(limit, Limits()) in readme, (limit, message(limit, Limits()))
 

@@ -27,7 +27,7 @@ def made_up_facts() -> list[Fact]:
 @pytest.fixture
 def checkout(tmp_path) -> Path:
     """The files rubric --write edits, copied under a root of their own."""
-    rels = [rubric.README.relative_to(ROOT), rubric.HANDOUT.relative_to(ROOT),
+    rels = [*{page.relative_to(ROOT) for page, *_ in rubric.doc_parts(made_up_facts())}, rubric.HANDOUT.relative_to(ROOT),
             *(problem_file(p, "handout").relative_to(ROOT) for p in PROBLEMS)]
     for rel in rels:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -38,7 +38,7 @@ def checkout(tmp_path) -> Path:
 def test_write_rewrites_and_reports_only_what_changed(checkout, monkeypatch):
     facts = made_up_facts()
     first = rubric.write_handout(facts, root=checkout)
-    # made-up points change every problem's points line, the handout's table and the README's figures
+    # made-up points change every problem's points line, the handout's table and the docs' figures
     assert set(first) == {rel.as_posix() for rel in rubric.generated(facts, checkout)}
     writes = []
     real_write = Path.write_text
