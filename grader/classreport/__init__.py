@@ -236,9 +236,10 @@ def regrades(students: list[dict]) -> list[dict]:
         delta = sum(float(new[n]["score"]) - float(old[n]["score"]) for n in both) - sum(
             float(old[n]["score"]) for n in set(old) - set(new))
         if flipped or delta:
+            changed = history(before, after)
             out.append({"student": s["key"], "why": s["previous"].get("why", ""), "before": before.get("score"),
                         "after": after["score"], "delta": delta, "flipped": flipped,
-                        "tests_changed": history(before, after)})
+                        **({"tests_changed": changed} if changed else {})})
     return sorted(out, key=lambda r: (-abs(r["delta"]), r["student"]))
 
 

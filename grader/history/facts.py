@@ -26,7 +26,6 @@ SHARED = ("tests.checks", "tests.snapshot", "tests.conftest", "tests")  # and th
 INTERNAL = ("tests", "seam")          # imports followed; anything else (torch, pytest) is not
 TOLERANCE_KEYS = {"rtol", "atol", "rel_tol", "abs_tol"}
 PROBE_NAME = re.compile(r"^probes\.(\w+)$")
-DEFAULT_SNAPSHOT_TOLERANCE = "tests.checks.CONDITIONED"  # tests/snapshot.py's default
 
 
 def fingerprint(text: str) -> str:

@@ -225,3 +225,21 @@ def test_history_imports_no_torch():
             "print('torch' in sys.modules, status)" % before["tests"])
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert run.stdout.splitlines()[-1] == "False 0", run.stderr[-2000:]
+
+
+def test_a_regrade_across_a_change_of_the_tests_says_why_in_the_class_report():
+    from grader.classreport import regrades
+    from grader.classreport.html import _tests_changed
+    from grader.history.explain import regrade_note
+    from grader.history.record import load
+    before, after = _two_recorded()
+    moved = sorted({t.split("/test_")[1].split(".py")[0] for t in after["changes"]["tests"]})[0]
+    old, new = _results(before["tests"], {moved: 1, "scaling": 2}), _results(after["tests"], {moved: 2, "scaling": 2})
+    [row] = regrades([{"key": "ada", "results": new, "previous": {"why": "other grader or tests", "results": old}}])
+    assert {t["test"] for t in row["tests_changed"]} == {
+        t for t in after["changes"]["tests"] if f"/test_{moved}.py::" in t}
+    assert all(t["why"] == after["why"] for t in row["tests_changed"])
+    page = _tests_changed([row], lambda key: key.upper())
+    assert "Why the tests changed" in page and "ADA" in page and row["tests_changed"][0]["test"] in page
+    note = regrade_note(before["tests"], after["tests"], load())
+    assert note.startswith(f"the tests changed since {before['tests']}: {len(after['changes']['tests'])} graded test(s)")
