@@ -134,6 +134,29 @@ def _release(args) -> int:
     return 0
 
 
+def _history(args) -> int:
+    from .history.record import HistoryError, backfill, record_current
+    if args.record or args.backfill:
+        try:
+            if args.backfill:
+                print(f"added {backfill(say=lambda line: print(line, file=sys.stderr))} entries")
+            if args.record:
+                print(record_current(args.why))
+        except HistoryError as e:
+            print(f"python -m grader history: error: {e}", file=sys.stderr)
+            return 2
+        return 0
+    if args.path is None:
+        print("python -m grader history: error: give PATH (a results.json, batch output, gradebook.csv or "
+              "tests hash), --record or --backfill", file=sys.stderr)
+        return 2
+    from .history.explain import run
+    status, lines = run(args.path, args.until)
+    for line in lines:
+        print(line, file=sys.stderr if status else sys.stdout)
+    return status
+
+
 def _new_problem(args) -> int:
     from .scaffold import ScaffoldError, new_problem
     try:
@@ -316,6 +339,23 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--gradescope", metavar="FILE.zip",
                       help="Gradescope's autograder zip (setup.sh and run_autograder at its root)")
     rel.set_defaults(run=_release)
+
+    hist = sub.add_parser("history", help="which graded tests changed since a grade's tests hash, how and why",
+                          formatter_class=raw, epilog=_examples(
+                              "python -m grader history graded/alice/results.json",
+                              "python -m grader history 2ccdae044e7a87a7      (a bare tests hash)",
+                              "python -m grader history --record --why \"closure test: stronger decay\"   "
+                              "(after changing the tests)"))
+    hist.add_argument("path", nargs="?", metavar="PATH", help="a results.json or previous.json, a batch "
+                      "output folder or its batch.json, a gradebook.csv, or a tests hash")
+    hist.add_argument("--until", metavar="HASH", help="the changes up to this tests hash (default: the latest "
+                      "recorded), e.g. to compare two terms' grades")
+    hist.add_argument("--record", action="store_true", help="add this checkout's tests hash to "
+                      "tests/rubric_history.json (with --why), if it is not there")
+    hist.add_argument("--why", metavar="TEXT", help="with --record: why the tests changed, one line")
+    hist.add_argument("--backfill", action="store_true", help="add an entry for every commit of this "
+                      "branch whose tests hash is not recorded (git; entries already there are kept)")
+    hist.set_defaults(run=_history)
 
     new = sub.add_parser("new-problem", help="add a problem: register it and write a skeleton of each of its files",
                          formatter_class=raw, epilog=_examples(

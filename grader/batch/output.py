@@ -31,7 +31,9 @@ that list: batch.json names it under ``not_counted`` and the gradebook leaves it
 The gradebook's second row, "Points Possible" (as Canvas's own export has it), gives each
 column's maximum: the points graded, per problem and in total; ``not_run`` holds the points of
 tests that could not run (GPU tests on a machine without CUDA), ``to_come`` those a CPU pass
-(``--gpu skip``) left for the GPU pass, which merge joins.
+(``--gpu skip``) left for the GPU pass, which merge joins. The last column, ``tests``, is the
+tests hash each row was graded with (results.json's stamp), so a gradebook kept alone still says
+which tests made it (`python -m grader history gradebook.csv`).
 """
 
 import csv
@@ -241,13 +243,14 @@ def table(out: Path) -> tuple[list[str], list[str], list[list[str]]]:
         cells = [_points(results["score"]) if results else ""]
         cells += [_points(scores[p]["score"]) if p in scores and scores[p]["max"] else "" for p in columns]
         cells += [_points(_not_run(results)), _points(to_come(results))] if results else ["", ""]
+        stamp = (results or {}).get("extra_data", {}).get("grader") or {}
         for s in record.students or [{"sid": key, "name": "", "email": ""}]:
-            rows.append([s["sid"], s["name"], s["email"], *cells, record.status.value, key])
-    rows.sort(key=lambda r: (r[0], r[2], r[-1]))
+            rows.append([s["sid"], s["name"], s["email"], *cells, record.status.value, key, stamp.get("tests", "")])
+    rows.sort(key=lambda r: (r[0], r[2], r[-2]))
     possible = ["", POINTS_POSSIBLE, "", _points(sum(most.get(p, 0.0) for p in columns)),
                 *(_points(most[p]) if most.get(p) else "" for p in columns), _points(most.get("not_run", 0.0)),
-                _points(most.get("to_come", 0.0)), "", ""]
-    header = ["student_id", "name", "email", "total", *columns, "not_run", "to_come", "status", "submission"]
+                _points(most.get("to_come", 0.0)), "", "", ""]
+    header = ["student_id", "name", "email", "total", *columns, "not_run", "to_come", "status", "submission", "tests"]
     return header, possible, rows
 
 

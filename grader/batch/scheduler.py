@@ -245,6 +245,18 @@ def _why_regrade(record: dict | None, fingerprint: str, grader: dict, unfinished
     return None
 
 
+def _tests_changed(plan: list, grader: dict) -> list[str]:
+    """For the students regraded because the tests changed: which tests changed since the hash
+    they were graded with, and the command that says why (tests/rubric_history.json)."""
+    old = sorted({(record.get("grader") or {}).get("tests") for _, _, why, record in plan
+                  if why == "other grader or tests" and record} - {None, grader["tests"]})
+    if not old:
+        return []
+    from ..history.explain import record_or_none, regrade_note
+    history = record_or_none()
+    return [line for h in old if (line := regrade_note(h, grader["tests"], history))]
+
+
 def batch(submissions: Path, out: Path, options: Options | None = None, jobs: int = 1,
           shard: str | None = None, shard_count: int | None = None, regrade: bool = False,
           repeat: int = 1, **fields) -> int:
@@ -315,6 +327,8 @@ def _batch(submissions: Path, out: Path, options: Options | None, jobs: int, sha
         keys = sorted(one_line(u.key) for u, _, w, _ in plan if w == why)
         print(f"regrading ({why}): {', '.join(keys[:NAMED])}"
               + (f" and {len(keys) - NAMED} more" if len(keys) > NAMED else ""), file=sys.stderr)
+    for line in _tests_changed(plan, grader) if not regrade else ():
+        print(f"regrading: {line}", file=sys.stderr)
     out.mkdir(parents=True, exist_ok=True)
     for u, fp, why, record in plan:  # kept grades follow the export's names (a group changed)
         if why and why != "new":  # a regrade keeps what it replaces: the report lists what changed

@@ -214,8 +214,11 @@ def flaky(students: list[dict]) -> list[dict]:
 
 
 def regrades(students: list[dict]) -> list[dict]:
-    """Every regraded student whose total changed or a test flipped: by how much, which tests."""
+    """Every regraded student whose total changed or a test flipped: by how much, which tests,
+    and where the tests hash changed, which changed tests of the problems that moved and why
+    (``tests_changed``, tests/rubric_history.json)."""
     out = []
+    history = _history()
     for s in students:
         before = (s.get("previous") or {}).get("results")
         if before is None:
@@ -233,9 +236,26 @@ def regrades(students: list[dict]) -> list[dict]:
         delta = sum(float(new[n]["score"]) - float(old[n]["score"]) for n in both) - sum(
             float(old[n]["score"]) for n in set(old) - set(new))
         if flipped or delta:
+            changed = history(before, after)
             out.append({"student": s["key"], "why": s["previous"].get("why", ""), "before": before.get("score"),
-                        "after": after["score"], "delta": delta, "flipped": flipped})
+                        "after": after["score"], "delta": delta, "flipped": flipped,
+                        **({"tests_changed": changed} if changed else {})})
     return sorted(out, key=lambda r: (-abs(r["delta"]), r["student"]))
+
+
+def _history():
+    """Why a student's score moved between two results.json, from the rubric history (read once,
+    only when some regrade crossed a change of the tests)."""
+    from ..history.explain import moved_scores, record_or_none, stamp_of
+    record: list = []
+
+    def changed(before: dict, after: dict) -> list[dict]:
+        if stamp_of(before) == stamp_of(after):
+            return []
+        if not record:
+            record.append(record_or_none())
+        return moved_scores(before, after, record[0])
+    return changed
 
 
 def similarity_of(students: list[dict], archive: Path | None = None) -> dict:
@@ -294,6 +314,10 @@ def summary(report: dict) -> list[str]:
     if report["regrades"]:
         lines.append(f"regraded: {len(report['regrades'])} student(s) changed, e.g. {one_line(who(report, report['regrades'][0]['student']))} "
                      f"{report['regrades'][0]['delta']:+g}")
+        changed = {t["test"] for r in report["regrades"] for t in r.get("tests_changed", ())}
+        if changed:
+            lines.append(f"regraded: {len(changed)} changed test(s) explain moved scores, e.g. {sorted(changed)[0]} "
+                         "(report.html: why the tests changed)")
     if report["similarity"] is not None:
         pairs = report["similarity"]["pairs"]
         lines.append(f"similar code: {len(pairs)} pair(s) at or above {report['similarity']['threshold']:g}"

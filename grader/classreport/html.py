@@ -197,6 +197,7 @@ def render(report: dict, code: dict[str, dict[str, str]]) -> str:
             [name(r["student"]), esc(r["why"]), _fmt(r["before"]), _fmt(r["after"]), f"{r['delta']:+g}",
              esc(", ".join(f"{f['number']} {f['before']}→{f['after']}" for f in r["flipped"]))]
             for r in report["regrades"]]))
+        parts.append(_tests_changed(report["regrades"], name))
     sim = report.get("similarity")
     if sim is None:
         quiet.append("similar code (not compared)")
@@ -234,3 +235,20 @@ def render(report: dict, code: dict[str, dict[str, str]]) -> str:
         parts.append(f'<p class="quiet"><small>Nothing to report: {esc("; ".join(quiet))}.</small></p>')
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def _tests_changed(regrades: list[dict], name) -> str:
+    """Why scores moved where the tests changed between the two grades: each changed test of a
+    problem whose score moved, what changed, why, and whose score it may have moved (``name``:
+    a student's key as the page names them, escaped)."""
+    rows: dict[str, dict] = {}
+    for r in regrades:
+        for t in r.get("tests_changed", ()):
+            rows.setdefault(t["test"], {**t, "students": []})["students"].append(r["student"])
+    if not rows:
+        return ""
+    return ("<h3>Why the tests changed</h3><p>The tests changed between the two grades "
+            "(tests/rubric_history.json; <code>python -m grader history</code>): each changed test of a "
+            "problem whose score moved.</p>" + _table(["test", "what changed", "why", "students"], [
+                [esc(t), esc(r["what"]), esc(r["why"]), ", ".join(map(name, r["students"]))]
+                for t, r in sorted(rows.items())]))

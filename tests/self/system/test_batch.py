@@ -113,7 +113,7 @@ def test_statuses_and_gradebook(graded):
     root, out, proc = graded
     rows = gradebook(out)
     assert list(rows[0]) == ["student_id", "name", "email", "total", PROBLEM, "not_run", "to_come", "status",
-                             "submission"]
+                             "submission", "tests"]
     possible = next(csv.DictReader(io.StringIO((out / "gradebook.csv").read_text())))
     full = sum(t["max_score"] for t in read_json(out / "students" / "submission_1001" / "results.json")["tests"])
     assert possible["name"] == POINTS_POSSIBLE and float(possible["total"]) == float(possible[PROBLEM]) == full
