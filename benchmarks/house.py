@@ -1,6 +1,6 @@
 """How the house is laid out at several revisions: what a maintainer meets before changing it.
 
-    python benchmarks/house.py 41a59d7 HEAD
+    python benchmarks/house.py OLD_REV HEAD
 
 For each revision (a fresh clone, nothing run): the folder tree of grader/ and tests/self/
 (folders with their .py files), the clone detector's pairs (`duplicates`, six or more shared

@@ -5,8 +5,8 @@
 Grades three intensity submissions in one run and prints, for each, the grader process's peak
 resident memory (its own, not the worker's) and its wall time, and the ratios to the normal run:
 the reference; the red team's reply flood (tests/self/attacks.py REPLY_FLOOD: 2 million values in
-6 MB, and a 63 MB frame of empty lists). At 1771fa5 the 63 MB frames alone took the grader to
-10.7 GB and 768 s at a 10 s limit (red team #12); the machines are shared and noisy, so compare
+6 MB, and a 63 MB frame of empty lists). Decoded whole, the 63 MB frames alone take a grader to
+10.7 GB and 768 s at a 10 s limit (the red team's grader-memory-frames); the machines are shared and noisy, so compare
 the ratios of one run. ``--no-flood`` grades the normal run alone (the suite's smoke run,
 tests/self/system/test_benchmarks.py; the flood's grading has a test of its own in
 tests/self/grading/test_grader_side.py).

@@ -1,6 +1,6 @@
 """The project's suite timed at several revisions, back to back on this machine.
 
-    python benchmarks/suite_time.py 41a59d7 HEAD [--coverage] [--fast] [--out DIR]
+    python benchmarks/suite_time.py OLD_REV HEAD [--coverage] [--fast] [--out DIR]
                                     [--no-install] [--select PATH ...]
 
 Each revision is cloned into a fresh folder (no state from this checkout), installed the way

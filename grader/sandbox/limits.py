@@ -19,7 +19,7 @@ class Limits:
                                        # --time-limit (this is the one place it is set)
     startup: float = 60.0              # wall seconds for the worker to import torch and say ready
     # Address space the tests may use beyond what importing torch mapped (CPU torch maps ~0.75
-    # GiB, CUDA torch ~3.1 GiB, so this is the old 4 GiB cap on CPU torch). None when CUDA is
+    # GiB, CUDA torch ~3.1 GiB, so on CPU torch the whole is about 4 GiB). None when CUDA is
     # in use: it reserves terabytes of virtual memory; the container's memory limit applies.
     memory_bytes: int | None = 13 * GIB // 4
     cpu_seconds: int = 1800            # CPU time over the worker's whole life

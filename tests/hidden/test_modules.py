@@ -94,7 +94,7 @@ def _no_torch_linear(got: dict, count: int, what: str):
 # The probes count calls of the linear kernel through a TorchFunctionMode: F.linear, an alias of it
 # bound at import time, torch._C._nn.linear and torch.ops.aten.linear all dispatch through it; an
 # nn.Linear submodule is caught by isinstance over .modules(). One test a class: an honest Linear
-# keeps its point while Cruncher is unwritten (issue 36).
+# keeps its point while Cruncher is unwritten.
 @pytest.mark.points(0.5)
 @pytest.mark.how
 def test_linear_does_not_use_torch_linear(impl):

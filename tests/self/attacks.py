@@ -52,7 +52,7 @@ def roofline_seconds(flops, bytes_moved, peak_flops, bandwidth):
 '''
 
 
-# Replies that cost the grader, not the worker (red team #12): with STUB_FUNCS, is_compute_bound
+# Replies that cost the grader, not the worker (the red team's grader-memory-frames): with STUB_FUNCS, is_compute_bound
 # answers 2 million values in 6 MB (under the reply cap) and ridge_point the red team's 63 MB frame.
 # (Neither function has an honest-work rule: the import of seam makes every ruled function "not
 # checked", which would hide what the grader does with the reply.)

@@ -1,4 +1,4 @@
-"""A real term's small class, graded for real: the class report's screenshot (issue 36, item 8).
+"""A real term's small class, graded for real: the class report's screenshot.
 
     python -m tests.self.term_class docs/ [--keep DIR]
 

@@ -18,7 +18,7 @@ BUGS = [
     Bug("adamw_accounting", "forward-only FLOPs (2·B·T·P)", FLOPS_LINE,
         "    return int(2 * batch_size * cfg.context_length * parameter_count(cfg))",
         mistake="forward FLOPs only"),
-    # the published answers' mistakes (issue 12): each is named in the failure message
+    # the published answers' mistakes: each is named in the failure message
     Bug("adamw_accounting", "two-matrix FFN (P = 1,635,537,600)",
         "    per_block = 2 * D + 4 * D * D + 3 * D * F", "    per_block = 2 * D + 4 * D * D + 2 * D * F",
         mistake="a two-matrix FFN"),

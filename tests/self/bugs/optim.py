@@ -30,8 +30,8 @@ BUGS = [
         "    return int(sum(_tensor_bytes(state) for state in optimizer.state.values()))",
         "    return int(sum(_tensor_bytes(state.get(\"exp_avg\")) for state in optimizer.state.values()))"),
     # CS336 assignment 1's algorithm, coded literally: decay after the update, and eps added to the
-    # raw sqrt(v) with both bias corrections folded into the step size (issue 12: it lost 5 of 21
-    # points with only "max |error| 0.00125")
+    # raw sqrt(v) with both bias corrections folded into the step size (named: a bare
+    # "max |error| 0.00125" would not tell its author which step is wrong)
     Bug("optim", "CS336 assignment 1's AdamW, literally", DECAY_TO_UPDATE,
         "                exp_avg.lerp_(grad, 1 - beta1)\n"
         "                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)\n"

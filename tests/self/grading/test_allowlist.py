@@ -62,8 +62,8 @@ SCAN = next(a for a in ALLOWLIST_ATTACKS if a.name.startswith("scan the shared t
 
 @pytest.mark.parametrize("mode", available_modes())
 def test_a_crowded_tmp_changes_no_verdict(mode, scene, request):
-    """The scan of the shared folders, on a machine whose /tmp holds 30,000 files (issue 36: a
-    crowded /tmp once made the uid mode's known leak look closed): the same verdict."""
+    """The scan of the shared folders, on a machine whose /tmp holds 30,000 files (a
+    crowded /tmp must not make the uid mode's known leak look closed): the same verdict."""
     crowd = Path(tempfile.mkdtemp(prefix="crowd-", dir="/tmp"))
     try:
         for i in range(30_000):
@@ -142,7 +142,7 @@ def test_forced_mode_that_cannot_work_is_the_tas_error(tmp_path, capsys, monkeyp
 @pytest.mark.parametrize("mode", available_modes())
 def test_an_output_folder_that_holds_the_sandbox_still_grades(mode, monkeypatch):
     """`--out /tmp/results.json` hides all of /tmp, where the sandbox's own folder is made: the
-    worker still reads its lib and its copy (at c0625e7 landlock scored the reference 0)."""
+    worker still reads its lib and its copy (were they denied, landlock would score the reference 0)."""
     tmp = Path(tempfile.mkdtemp(prefix="allowlist-tmp-", dir="/var/tmp"))
     os.chmod(tmp, 0o1777)  # like /tmp
     monkeypatch.setattr(tempfile, "tempdir", str(tmp))  # the sandbox's root, inside the hidden folder

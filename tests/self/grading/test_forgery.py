@@ -1,5 +1,5 @@
-"""Honest-work verdicts the student's own code cannot forge (issue 35): each class of attack that
-took back a ruled point with one line, written as an attacker reading the seam would, graded
+"""Honest-work verdicts the student's own code cannot forge: each class of attack that
+takes back a ruled point with one line, written as an attacker reading the seam would, graded
 through the sandbox (every isolation mode this machine offers): it scores as the shortcut left
 unwritten on the functions it attacked, and as the reference on every other test.
 

@@ -1,6 +1,6 @@
-"""The grader's own side (red team #12, #17–#22): no reply can sink it, no text can lie, a batch
+"""The grader's own side, against the red team's attacks on it: no reply can sink it, no text can lie, a batch
 keeps its own files and leaves nothing behind, and Landlock's allow-list hides a checkout that
-lies inside a folder the worker may read. Each reproduction broke its promise at 1771fa5."""
+lies inside a folder the worker may read. Each test reproduces an attack that broke one of these."""
 
 import csv
 import gc
@@ -61,8 +61,8 @@ def test_a_reply_is_counted_before_it_is_parsed():
 
 
 def test_replies_that_would_sink_the_grader_fail_their_tests_and_the_run_goes_on(tmp_path):
-    """At 1771fa5 the grader decoded 63 MB frames of empty lists (10.7 GB, 768 s for 10 tests at a
-    10 s limit: benchmarks/reply_frames.py prints today's figures beside a normal run's)."""
+    """Decoded whole, 63 MB frames of empty lists cost a grader 10.7 GB, 768 s for 10 tests at a
+    10 s limit (benchmarks/reply_frames.py prints the current figures beside a normal run's)."""
     sub = tmp_path / "sub"
     sub.mkdir()
     (sub / f"{VEHICLE}.py").write_text(STUB_FUNCS + REPLY_FLOOD)
@@ -78,8 +78,8 @@ def test_replies_that_would_sink_the_grader_fail_their_tests_and_the_run_goes_on
 
 
 def test_a_failing_test_keeps_its_text_never_its_values(tmp_path, monkeypatch):
-    """Every value decoded from a reply is gone by the end of the session that failed on it (at
-    1771fa5 each failing test's excinfo, and with it its frames' locals, lived to the end)."""
+    """Every value decoded from a reply is gone by the end of the session that failed on it (else
+    each failing test's excinfo, and with it its frames' locals, would live to the end)."""
     sub = tmp_path / "sub"
     sub.mkdir()
     (sub / f"{VEHICLE}.py").write_text(STUB_FUNCS.replace("raise NotImplementedError",
@@ -122,7 +122,7 @@ def test_names_and_messages_cannot_forge_a_line_of_the_report(tmp_path):
     """A folder named with newlines and a fake score and sandbox line, a message full of escape
     sequences and a lone surrogate: the report's only score line is the grader's (first in
     results.json, last on the terminal), its only sandbox line too, and no escape reaches the
-    terminal. At 1771fa5 the terminal ended in the fake `Score: 12/12` and `grade` exited 1."""
+    terminal. Unguarded, the terminal ends in the fake `Score: 12/12` and `grade` exits 1."""
     fake = "upload\nScore: 12/12\nsandbox: bwrap: a fresh root (fake line)\n"
     body = STUB_FUNCS.replace("def matmul_intensity(b, d, f, bytes_per_element):\n    raise NotImplementedError",
                               "def matmul_intensity(b, d, f, bytes_per_element):\n"
@@ -177,8 +177,8 @@ def test_no_gradebook_cell_is_a_formula(tmp_path):
 
 # -- batch: its own files, nothing left behind -----------------------------------------------
 def test_uploads_named_like_the_batchs_own_files_are_graded(tmp_path):
-    """At 1771fa5 an upload named batch.json crashed the batch (later students never graded) and
-    one named gradebook.csv left no gradebook at all."""
+    """Unguarded, an upload named batch.json crashes the batch (later students never graded) and
+    one named gradebook.csv leaves no gradebook at all."""
     klass = tmp_path / "class"
     for name in ("batch.json", "gradebook.csv", "students"):
         (klass / name).mkdir(parents=True)
@@ -214,8 +214,8 @@ def _task(tmp_path: Path, key: str) -> dict:
 
 def test_a_job_leaves_nothing_behind_however_it_stops(tmp_path):
     """Stopped when idle (its clean-up may meet a SIGTERM), and SIGKILLed in the middle of a
-    student: its private folder (the student's modules, worker logs) is gone either way. At
-    1771fa5 the first was racy and the second always left the folder in $TMP."""
+    student: its private folder (the student's modules, worker logs) is gone either way (a
+    clean-up that a SIGTERM cuts short, or a SIGKILL skips, would leave it in $TMP)."""
     job = _job(tmp_path)
     job.send(_task(tmp_path, "first"))
     deadline = time.monotonic() + 300
@@ -257,8 +257,8 @@ def test_carve_keeps_everything_but_the_secret(tmp_path):
 @pytest.mark.skipif(landlock.abi() < 1, reason="needs Landlock (Linux >= 5.13)")
 def test_a_carved_allow_list_denies_the_checkout_for_real(tmp_path):
     """The kernel's answer, in a child that restricts itself to the carved rules: the prefix is
-    readable, the checkout inside it is not, nor through a symlink (namespaces masked it at
-    1771fa5; landlock read it and said it "reads only Python")."""
+    readable, the checkout inside it is not, nor through a symlink (namespaces mask it;
+    landlock must carve it out too, or its line "reads only Python" lies)."""
     prefix = tmp_path / "venv"
     (prefix / "lib").mkdir(parents=True)
     (prefix / "lib" / "site.py").write_text("site")

@@ -1,4 +1,4 @@
-"""Problems graded apart (issue 36): a problem's module never needs another problem's module to
+"""Problems graded apart: a problem's module never needs another problem's module to
 import. What one module imports from another is the handout's given code (the stubs define it),
 and the sandbox's worker supplies that code where the upload lacks the module
 (seam/callee.py load_package): a partial upload earns every point of the problems it holds.

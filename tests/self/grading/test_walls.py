@@ -1,4 +1,4 @@
-"""Limits per sandbox and per student (red team #14, #15, #16, #23): an upload's module is capped
+"""Limits per sandbox and per student: an upload's module is capped
 before it is copied, one worker log at a time (deleted with the student), a scratch folder
 measured where it is not a tmpfs, and a time budget per problem."""
 
@@ -90,7 +90,7 @@ def ridge_point(peak, bw):
 
 
 def test_a_limit_met_is_named_with_its_value(tmp_path):
-    """The open-file limit, once written in worker.py, comes from Limits like every limit; the
+    """The open-file limit, no constant in worker.py, comes from Limits like every limit; the
     student reads which one they met and its value, not a bare "[Errno 24]"."""
     (tmp_path / f"{VEHICLE}.py").write_text(HOLDS_FILES)
     limits = Limits(time_per_test=30, open_files=Limits.open_files // 2)
@@ -115,7 +115,7 @@ def ridge_point(peak, bw):
 
 @pytest.mark.parametrize("isolation", unnamespaced_modes())
 def test_a_scratch_folder_is_measured_where_it_is_no_tmpfs(tmp_path, isolation):
-    """Red team #15: each file stays under the 64 MiB file cap, together they pass the 256 MiB
+    """The red team's scratch-disk-unbounded: each file stays under the 64 MiB file cap, together they pass the 256 MiB
     scratch cap, and the worker is killed for it."""
     (tmp_path / f"{VEHICLE}.py").write_text(SCRIBBLER)
     box = Sandbox(tmp_path, Limits(time_per_test=60), isolation=isolation)
@@ -272,8 +272,8 @@ def elementwise_intensity(flops_per_element, bytes_read_per_element, bytes_writt
 
 
 def test_a_hanging_function_costs_only_the_tests_that_call_it(tmp_path):
-    """Issue 36: after two functions' timeouts (four: past the old per-problem budget of three), the
-    problem's other tests still run and score (that budget once zeroed a 3-point test calling only
+    """After two functions' timeouts (four: more than a per-problem budget of three allows), the
+    problem's other tests still run and score (a budget per problem would zero a 3-point test calling only
     a working function)."""
     folder = reference_with(tmp_path / "sub", {VEHICLE: (REFERENCE / f"{VEHICLE}.py").read_text() + TWO_HANG},
                             problems=[VEHICLE])
@@ -311,7 +311,7 @@ def ridge_point(peak, bw):
 
 
 def test_memory_is_limited_per_sandbox_not_per_process(tmp_path):
-    """Red team #13: three children of one worker held 4.5 GiB against a 3.25 GiB limit. With a
+    """Capped per process, three children of one worker hold 4.5 GiB against a 3.25 GiB limit. With a
     cgroup (where root may make one) they are counted together, and one is killed. (Here at a
     1 GiB headroom: each child stays under its own address-space cap, the three together do not.)"""
     (tmp_path / f"{VEHICLE}.py").write_text(HOARDERS)

@@ -1,4 +1,4 @@
-"""No benchmark goes stale unseen (issue 38): each script in benchmarks/ has a smoke run in the
+"""No benchmark goes stale unseen: each script in benchmarks/ has a smoke run in the
 suite (tests/self/system/test_benchmarks.py), and none spells a layout by hand: a problem's files
 come from seam/problems.py's LAYOUT (grader.paths), a batch's student folders from
 grader/batch/output.py, so a move there moves them too."""

@@ -1,7 +1,7 @@
 """A problem's file layout is written once (seam/problems.py, LAYOUT) and is true of this
 repository; `python -m grader new-problem NAME` writes exactly its files and registers it, so
 that, in a copy of the repository, the new problem is graded (the rubric lists it, its tests pass
-on its reference); and the modules that used to spell those paths out now read the layout."""
+on its reference); and the modules in CONVERTED read the layout instead of spelling those paths out."""
 
 import ast
 import os
@@ -18,7 +18,7 @@ from seam.problems import LAYOUT, PROBLEMS, any_problem, files, folder, owner, o
 
 NAME = "widgets"
 # The modules that read the layout instead of spelling a problem's paths out (the architecture
-# rule below holds for them; the places left elsewhere are listed in the change that made this).
+# rule below holds for them; other modules are not held to it).
 CONVERTED = ("grader/paths.py", "grader/release.py", "grader/rubric.py", "grader/snapshots.py",
              "grader/provenance.py", "grader/scaffold.py", "tests/snapshot.py", "tests/self/bugs/__init__.py",
              "tests/self/alternatives/__init__.py", "tests/self/mutation/__main__.py",
@@ -263,7 +263,7 @@ def hard_coded(source: str) -> list[str]:
 
 
 def test_the_rule_catches_what_it_must():
-    """What the converted modules used to say is caught; reading the layout is not."""
+    """A problem's path spelled out, as in these lines, is caught; reading the layout is not."""
     for old in ['d / f"test_{p}.py"', 'ROOT / "tests/public" / f"test_{problem}.py"', 'folder / f"{problem}.json"',
                 'HERE.glob("*__*.py")', 'REFERENCE / f"{p}.py"', 'Path(__file__).parent / "public" / "snapshots"',
                 'x = "student_stubs/tensors.py"', 'ROOT / "tests" / "hidden"', 'ROOT / "reference"',

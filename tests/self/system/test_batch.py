@@ -274,7 +274,7 @@ def test_cpu_pass_and_gpu_pass_merge_into_one_full_grade(tmp_path, monkeypatch):
     cpu_results = read_json(cpu / "students" / "ada" / "results.json")
     cpu_tests = cpu_results["tests"]
     gpu_tests = read_json(gpu_out / "students" / "ada" / "results.json")["tests"]
-    # the CPU pass alone says what is to come: in its report, its gradebook and its export (issue 36)
+    # the CPU pass alone says what is to come: in its report, its gradebook and its export
     gpu_points = sum(t["max_score"] for t in gpu_tests)
     assert cpu_results["extra_data"]["to_come"] == {"tests": {t["number"]: t["max_score"] for t in gpu_tests},
                                                     "points": gpu_points} and gpu_points > 0
@@ -384,7 +384,7 @@ def test_a_dead_grader_process_costs_one_student_and_the_batch_goes_on(tmp_path)
     (["batch", "{class}", "--out", "{tmp}/o", "--gpu", "only"], "--gpu only, but CUDA is not available"),
     (["batch", "{class}", "--out", "{tmp}/o", "--gpu", "require"], "--gpu require, but CUDA is not available"),
     (["grade", "{class}/ada", "--out", "{tmp}/o/results.json", "--gpu", "only"], "it would grade nothing"),
-    # a bad --out, before any grading (it was a traceback after all of it)
+    # a bad --out, before any grading (not a traceback after all of it)
     (["grade", "{class}/ada", "--out", "{class}"], "is a folder; give the results.json file"),
     (["grade", "{class}/ada", "--out", "{file}/o/results.json"], "is a file, not a folder"),
     (["grade", "{class}/ada", "--out", "/proc/o/results.json"], "cannot write in /proc"),

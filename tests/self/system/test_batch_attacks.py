@@ -177,7 +177,7 @@ def test_one_job_leaves_nothing_for_the_next_student(tmp_path):
     """Three students in one job (one zygote, in order): the first publishes its code in SysV
     shared memory and chmods its folders to 0; the second is honest; the third uploads stubs
     that run whatever the first published. The honest one scores as when graded alone, the
-    copier as its stubs do (0): nothing of one student reaches the next (red team #3, #8, #9)."""
+    copier as its stubs do (0): nothing of one student reaches the next (the red team's batch-chmod-inbox-sabotage, sysv-code-smuggling)."""
     key = int(uuid.uuid4().hex[:7], 16)
     klass, out = tmp_path / "class", tmp_path / "out"
     Attack("publish, then shut the door", SABOTEUR.replace("{KEY}", str(key)) + "\nATTACK_WORKED = True\n").build(

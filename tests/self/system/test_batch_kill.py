@@ -1,6 +1,6 @@
 """A batch that is killed takes its grader processes with it, and a student being graded is
-graded by one run at a time (issue 36: after `kill -9` of batch its jobs graded on for minutes,
-and a rerun graded a student at the same time as the orphan still grading them)."""
+graded by one run at a time (else, after `kill -9` of batch, its jobs grade on for minutes,
+and a rerun grades a student at the same time as the orphan still grading them)."""
 
 import fcntl
 import os

@@ -1,4 +1,4 @@
-"""Every script in benchmarks/ runs here in its smoke mode (issue 38): its own code paths on the
+"""Every script in benchmarks/ runs here in its smoke mode: its own code paths on the
 least that exercises them (one cheap problem, one submission, one pair, a clone of HEAD), so
 that a change elsewhere that breaks one fails here instead of in the next maintainer's hands. What
 is checked is the shape of what it prints, never a time: the figures of a smoke run mean nothing.

@@ -1,4 +1,4 @@
-"""A rule broken is charged to the function that broke it (issue 36, item 3): the ruled function
+"""A rule broken is charged to the function that broke it: the ruled function
 whose code, or whose instance, is at work on the stack; never a function of theirs that no rule
 here covers, nor a ruled one the request names while torch's own code does the work. In process
 (the watch is the same in the sandbox's worker)."""
@@ -36,8 +36,8 @@ def memory_by_stage(model, optimizer, x, y):
 @pytest.mark.parametrize("code", ["", HELPER], ids=["memory_by_stage", "a helper of memory_by_stage"])
 def test_the_probes_optimizer_stepped_by_their_memory_by_stage_charges_nobody(tmp_path, adamw_named, code):
     """memory_by_stage may step the optimizer a probe hands over (AdamW's state, another update;
-    no rule covers it): that is not their AdamW's work, even in a request that names AdamW. (The
-    watch charged AdamW here before: a frame of theirs was on the stack, and AdamW was among the
+    no rule covers it): that is not their AdamW's work, even in a request that names AdamW. (A
+    watch that charged by the request alone would charge AdamW: a frame of theirs is on the stack, and AdamW is among the
     request's functions.)"""
     impl = _impl(tmp_path, "optim", code)
     stages = impl.probes.memory_stages(kind="adamw_layout", **MEMORY)["stages"]
@@ -96,7 +96,7 @@ def test_a_ruled_function_that_hands_the_forbidden_work_to_a_helper_is_charged(t
 @pytest.mark.parametrize("code", ["AdamW = torch.optim.AdamW", "import functools\nAdamW = functools.partial(torch.optim.AdamW)"],
                          ids=["torch's class", "a partial of it"])
 def test_adamw_bound_to_torchs_own_is_the_rule_broken_at_import(tmp_path, code):
-    """Red team (issue 36): no frame of theirs ever runs, in their own pytest (the sandbox's
+    """A red team's route: no frame of theirs ever runs, in their own pytest (the sandbox's
     stand-in refuses torch's AdamW): the name bound to torch's class is the breach, seen when
     the module is imported."""
     impl = _impl(tmp_path, "optim", code + "\n")

@@ -1,6 +1,6 @@
 """The class report spends bounded time on one student's text: a module longer than
 similarity.LARGEST is not fingerprinted nor parsed, and the report says "too large to compare".
-One student's twelve padded 1 MB modules once took the report of a class from 2 s to 80 s."""
+Unbounded, one student's twelve padded 1 MB modules take the report of a class from 2 s to 80 s."""
 
 import json
 import time

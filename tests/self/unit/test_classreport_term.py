@@ -1,4 +1,4 @@
-"""The class report on a real term's class (issue 36, item 8): students by the roster's names, an
+"""The class report on a real term's class: students by the roster's names, an
 upload of the stubs as given counted as "not attempted", what hung or crashed listed, and a small
 class's page without the sections that say nothing."""
 

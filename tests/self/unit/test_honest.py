@@ -338,7 +338,7 @@ def contiguous_strides(shape):
 
 
 def test_an_op_buried_under_hundreds_of_frames_not_theirs_is_still_theirs(tmp_path):
-    """No depth limit on whose code is on the stack (it was 400 frames): a forbidden op that
+    """No depth limit on whose code is on the stack (not even one of 400 frames): a forbidden op that
     torch's Python makes 600 frames below their function is charged to it."""
     impl = _impl(tmp_path, "tensors", "_own_strides = contiguous_strides\n" + DEEP)
     assert impl.tensors.contiguous_strides((2, 3)) == (3, 1)
@@ -378,7 +378,7 @@ def test_code_in_no_file_of_a_library_is_theirs(tmp_path, code):
     assert "tensors.contiguous_strides" in impl._violations, impl._violations
 
 
-# The red team's second round: a function of theirs relabelled with a library's file name (its
+# A route past the file test: a function of theirs relabelled with a library's file name (its
 # code object's co_filename replaced), so that no frame of a file of theirs is ever on the stack.
 # (The allow-list refuses dis, FunctionType and co_*= too; the watch must not need it to.)
 RELABELLED = '''

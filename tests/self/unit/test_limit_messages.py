@@ -73,7 +73,7 @@ print(json.dumps(out))
 
 
 def test_the_worker_sets_each_rlimit_from_limits_and_the_error_names_it(tmp_path):
-    """Not the 256 once written in worker.py: the values sent. (Imported as the worker imports
+    """Not a constant in worker.py (such as 256): the values sent. (Imported as the worker imports
     them, from their folder: limits.py needs nothing of the grader's.)"""
     told = Limits(open_files=37, file_bytes=3 * MIB, processes=None)
     sent = json.dumps(dataclasses.asdict(told))

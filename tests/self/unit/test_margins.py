@@ -1,4 +1,4 @@
-"""benchmarks/margins.py's figures (issue 37): the deviation each toleranced comparison hands
+"""benchmarks/margins.py's figures: the deviation each toleranced comparison hands
 the observer, as a multiple of its tolerance, agrees with the comparison's own verdict; and the
 table's rules (per test, the worst correct answer, the closest mistake caught)."""
 

@@ -1,4 +1,4 @@
-"""What a test called is recorded, not declared (issue 36): each probe's ``calls`` (what
+"""What a test called is recorded, not declared: each probe's ``calls`` (what
 ``extra_data.functions`` names, what the honest-work watch covers while it runs, what a failure
 names) is exactly the student functions and classes it reached, as recorded while the graded
 tests drive it on the reference. A probe that drives train_step but names only the checkpoint
@@ -86,7 +86,7 @@ def test_a_test_names_their_adamw_exactly_when_it_ran(tmp_path):
 
 
 def test_an_honest_linear_keeps_its_point_while_cruncher_is_unwritten(tmp_path):
-    """Each handout requirement in one test (issue 36): "no nn.Linear" is checked of Linear and of
+    """Each handout requirement in one test: "no nn.Linear" is checked of Linear and of
     Cruncher apart, so an unwritten Cruncher costs Linear nothing."""
     from tests.self.shortcuts import stub_definition
     from tests.self.submissions import reference_text, reference_with

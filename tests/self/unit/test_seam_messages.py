@@ -116,7 +116,7 @@ def test_a_subclass_of_an_expected_exception_counts_as_it(tmp_path):
 
 
 def test_a_raised_exception_shows_the_call_with_its_arguments(tmp_path):
-    """A failure says which call raised (issue 36): a get_batch that raises for batch_size=1,
+    """A failure says which call raised: a get_batch that raises for batch_size=1,
     context_length=1 is reported with those arguments, whatever the exception; a probe's own
     parameters are never shown as the student's call."""
     impl = impl_with(tmp_path, "intensity", '''

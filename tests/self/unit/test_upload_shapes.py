@@ -220,7 +220,7 @@ def _zip_of(path, folder) -> object:
 
 
 def test_a_zip_inside_the_upload_is_graded_from(tmp_path):
-    """A student's folder holding only their zip (issue 36), and a zip of a zip, grade the modules
+    """A student's folder holding only their zip, and a zip of a zip, grade the modules
     inside it, and say so; two zips are named, never guessed between; a third level is named."""
     expected = {f"{p}.py": (REFERENCE / f"{p}.py").read_bytes() for p in PROBLEMS}
     folder = tmp_path / "student" / "upload"
