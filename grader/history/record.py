@@ -1,7 +1,7 @@
 """tests/rubric_history.json: for each tests hash ever released, what changed in the graded tests
 since the hash before it, and why (the maintainer's one line).
 
-    {"about": ..., "entries": [{"tests": hash, "commit": "ff6d53a" | null, "date": ..., "why": ...,
+    {"about": ..., "entries": [{"tests": hash, "commit": short id | null, "date": ..., "why": ...,
                                 "changes": {"tests": {...}, "shared": {...}, "files": [...]}}, ...],
      "latest": {"tests": hash, "facts": facts.extract(...), "files": {path: sha}}}
 

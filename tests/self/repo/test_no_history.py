@@ -1,9 +1,9 @@
 """No history in the code: no comment, docstring or message cites an issue's number, a red team's
-round or finding number, or a commit (tests/self/history.py says what counts and where it looks).
+round or finding number, or a commit (tests/self/narration.py says what counts and where it looks).
 Comments say what the code does and why; how it came to be is the commit messages' to tell."""
 
 from grader.paths import ROOT
-from tests.self.history import commits_among, findings, hex_words, repository_files
+from tests.self.narration import commits_among, findings, hex_words, repository_files
 
 
 def test_no_issue_round_or_commit_is_cited():

@@ -1,4 +1,4 @@
-"""The history check (tests/self/history.py) on planted lines: what it must find, what it must
+"""The history check (tests/self/narration.py) on planted lines: what it must find, what it must
 leave alone (rounding, an issue in the plain sense, hex data), and where it looks.
 
 The planted lines are written with placeholders ({n}, {ordinal}, {sha}) and filled in here, so
@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from tests.self.history import commits_among, findings, hex_words, repository_files
+from tests.self.narration import commits_among, findings, hex_words, repository_files
 
 FILL = {"n": 36, "ordinal": "second", "sha": "1a2b3c4d"}
 

@@ -5,7 +5,7 @@ messages: in a comment it means nothing to a reader without the tracker or the l
 stale while the code under it changes.
 
 Read by tests/self/repo/test_no_history.py over the repository, and tested on planted lines by
-tests/self/unit/test_history_check.py. Nothing here is imported by the grader.
+tests/self/unit/test_narration.py. Nothing here is imported by the grader.
 """
 
 import re
@@ -18,7 +18,7 @@ FOLDERS = ("grader", "seam", "tests", "benchmarks", "deploy")
 FILES = ("README.md",)
 PATTERNS = ("docs/*.md",)
 # Records that programs write (their text is data, rewritten by each run, not prose)
-GENERATED = ("tests/self/behaviour.json", "tests/self/mutation/record.json", "tests/self/mutation/survivors.md",
+GENERATED = ("tests/self/behaviour.json", "tests/rubric_history.json", "tests/self/mutation/record.json", "tests/self/mutation/survivors.md",
              "tests/public/snapshots/")
 SKIP_DIRS = {"__pycache__", ".pytest_cache"}
 
