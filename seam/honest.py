@@ -41,7 +41,13 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from .problems import PROBLEMS, RULED, Rule, files, section
-from . import review
+from .rule_check import torch_refusal
+from . import public_names, review
+
+# a rule whose ops torch does not have would watch nothing: refused when the watch is imported
+for _rule in dict.fromkeys(RULED.values()):
+    if _refused := torch_refusal(_rule):
+        raise ValueError(_refused)
 
 
 # ---- casts into a narrow float format (the dtypes rule; probes/dtypes.py measures the same) -----
@@ -297,7 +303,7 @@ class Honest:
             self.classes.setdefault(cls, function)  # the class object itself: no name to reassign
             for base in cls.__mro__ if rule.modules else ():
                 if _in(str(getattr(base, "__module__", "")), rule.modules):
-                    self.record(function, f"{base.__module__}.{base.__qualname__} as "
+                    self.record(function, f"{public_names.of_class(base)} as "
                                           + ("a base class" if base is not cls else "the class itself"))
 
     def watch(self, problem: str, names) -> "Watch | None":
@@ -551,9 +557,23 @@ class Watch:
             self.ran.update(f for f in owner if f in functions)
             for f in owner:
                 if f in functions:
-                    self.honest.record(f, f"{module}.{qual}")
+                    self.honest.record(f, public_names.of_code(frame.f_code, frame.f_globals, module))
         elif self._theirs(frame.f_back):
-            self.hit(functions, f"{module}.{qual}", frame)
+            named = all(f in self.honest.violations for f in functions)  # (first seen is kept)
+            self.hit(functions, "" if named else self._called(frame, functions), frame)
+
+    def _called(self, frame, functions) -> str:
+        """The public name of the forbidden function their code called, for the charge: the
+        outermost frame of the forbidden modules below theirs (np.polyfit, not the dispatcher or
+        the _sum it runs), named as the student writes it (seam/public_names.py)."""
+        forbidden = [m for f in functions for m in self.modules[f]]
+        files, others, modules = self.files, self.honest.others, self.honest.modules
+        try:
+            start = public_names.entry(frame, lambda f: _in(self.module_of(f.f_code.co_filename), forbidden),
+                                       lambda f: _theirs_frame(f, files, others, modules))
+            return public_names.of_code(start.f_code, start.f_globals, self.module_of(start.f_code.co_filename))
+        except Exception:  # the name is for the reader: a charge never waits on it
+            return f"{self.module_of(frame.f_code.co_filename)}.{frame.f_code.co_qualname}"
 
     def _owner(self, frame, first: bool = False) -> list[str]:
         """The ruled functions (classes) of theirs whose instance this torch code runs for (its

@@ -21,6 +21,8 @@ import re
 from pathlib import PurePosixPath
 from types import MappingProxyType
 
+from .rule_check import refusal
+
 
 @dataclasses.dataclass(frozen=True)
 class Rule:
@@ -45,6 +47,12 @@ class Rule:
                                     # runs (seam/absent.py): modules of ``modules`` (stand-ins that
                                     # refuse in one line) and ATen kernels of ``ops`` ("aten.<op>":
                                     # they refuse, whoever calls them, from Python or C++)
+
+    def __post_init__(self):
+        # options that cannot work together are refused here, when the registry is read
+        reason = refusal(self)
+        if reason:
+            raise ValueError(reason)
 
 
 OWN_ADAMW = Rule(
@@ -75,7 +83,7 @@ FROM_THE_NUMBERS = Rule(
          "split", "chunk", "unbind", "tensor_split", "alias", "__getitem__", "data_ptr",
          "untyped_storage", "storage", "set_", "resize_",
          # the same question asked of a strided array: numpy's view of the tensor, DLPack's
-         "numpy", "__array__", "__array_interface__", "__dlpack__", "_to_dlpack", "to_dlpack"),
+         "numpy", "__array__", "__dlpack__", "_to_dlpack", "to_dlpack"),
     numbers=True)
 NO_FLOP_COUNTER = Rule(
     "FLOPs counted from the shapes",
@@ -83,9 +91,10 @@ NO_FLOP_COUNTER = Rule(
     "`torch.autograd.profiler` (`with_flops`), or a counting library (fvcore, thop, ptflops, ...)",
     "counting FLOPs by hand from the shapes is the skill; the counter is the tests' oracle",
     "flops", "Count them from the shapes, never read them off a FLOP counter",
+    # torch's own: a FLOP count needs a torch op, which starts the watch of ``numbers``; the
+    # counting libraries outside torch are not installed where the grader runs
     modules=("torch.utils.flop_counter", "torch.profiler", "torch.autograd.profiler",
-             "torch.autograd.profiler_util", "fvcore", "thop", "ptflops", "calflops", "torchinfo",
-             "torchprofile", "flopth", "deepspeed.profiling"),
+             "torch.autograd.profiler_util"),
     ops=("_enable_profiler", "_prepare_profiler", "_enable_profiler_legacy"), numbers=True,
     absent=("torch.utils.flop_counter",))
 ROUND_IT_YOURSELF = Rule(
@@ -143,16 +152,25 @@ PROBLEMS: dict[str, Problem] = {p.name: p for p in (
         (NO_FLOP_COUNTER, ("attention_scores_flops",)))),
 )}
 
-# "optim.AdamW" -> its rule: every function a rule covers, qualified by its problem (one rule each);
+def ruled(problems) -> dict[str, "Rule"]:
+    """"optim.AdamW" -> its rule: every function a rule covers, qualified by its problem (one rule
+    each); a rule whose handout is no problem, or a covered name that is no Python name, is refused."""
+    out: dict[str, Rule] = {}
+    for p in problems.values():
+        for rule, names in p.rules:
+            if rule.handout not in problems:
+                raise ValueError(f"honest-work rule {rule.name!r}: handout={rule.handout!r} is no problem")
+            for name in names:
+                if not name.isidentifier():
+                    raise ValueError(f"honest-work rule {rule.name!r}: {p.name} covers {name!r}, not a name")
+                if f"{p.name}.{name}" in out:
+                    raise ValueError(f"honest-work rule {rule.name!r}: {p.name}.{name} has two rules")
+                out[f"{p.name}.{name}"] = rule
+    return out
+
+
 # read-only, so that no code in the process can empty it
-_ruled: dict[str, Rule] = {}
-for _p in PROBLEMS.values():
-    for _rule, _names in _p.rules:
-        for _name in _names:
-            if f"{_p.name}.{_name}" in _ruled:
-                raise RuntimeError(f"{_p.name}.{_name} has two rules")
-            _ruled[f"{_p.name}.{_name}"] = _rule
-RULED = MappingProxyType(_ruled)
+RULED = MappingProxyType(ruled(PROBLEMS))
 
 # Why the problems without a rule have none (the handout and the trust model print it).
 NO_RULE = {

@@ -146,6 +146,11 @@ def _construct(node, aliases: dict) -> tuple[str, str] | None:
             kind = OF_MODULE.get((aliases.get(node.value.id, node.value.id), node.attr))
         if kind:
             return kind, _dotted(node)
+    if (named := _by_name(node)) is not None:  # the attribute asked for by a written-out name
+        base, attr, written = named
+        kind = ATTRIBUTES.get(attr) or (OF_MODULE.get((aliases.get(base, base), attr)) if base else None)
+        if kind:
+            return kind, written
     elif isinstance(node, ast.Name) and node.id in CALLS and node.id == "__import__":
         return CALLS[node.id], "__import__"
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in CALLS:
@@ -158,6 +163,27 @@ def _construct(node, aliases: dict) -> tuple[str, str] | None:
         if text and (kind := _spelled(text)):
             return kind, f"the string {text[:60]!r}"
     return None
+
+
+def _by_name(node) -> tuple[str | None, str, str] | None:
+    """(the name of the object, the attribute, as written) of ``getattr(x, "name")``,
+    ``vars(x)["name"]`` and ``x.__dict__["name"]``: the same attribute as ``x.name`` (so
+    ``getattr(sys, "modules")`` is ``sys.modules``, though "modules" alone is an ordinary word)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+            and len(node.args) >= 2:
+        owner, attr = node.args[0], folded(node.args[1])
+    elif isinstance(node, ast.Subscript) and (
+            isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
+            and node.value.func.id == "vars" and len(node.value.args) == 1
+            or isinstance(node.value, ast.Attribute) and node.value.attr == "__dict__"):
+        owner = node.value.args[0] if isinstance(node.value, ast.Call) else node.value.value
+        attr = folded(node.slice)
+    else:
+        return None
+    if attr is None:
+        return None
+    base = owner.id if isinstance(owner, ast.Name) else None
+    return base, attr, f"{base or '(...)'}.{attr} by its name"
 
 
 def _dotted(node) -> str:

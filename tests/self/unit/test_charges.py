@@ -101,7 +101,7 @@ def test_adamw_bound_to_torchs_own_is_the_rule_broken_at_import(tmp_path, code):
     the module is imported."""
     impl = _impl(tmp_path, "optim", code + "\n")
     impl.probes.adamw_construct({"lr": 1e-3})
-    assert impl.violations() == {"optim.AdamW": "torch.optim.adamw.AdamW as the class itself"}
+    assert impl.violations() == {"optim.AdamW": "torch.optim.AdamW as the class itself"}
 
 
 KEPT = '''

@@ -59,8 +59,8 @@ def test_a_shortcut_graded_in_the_sandbox_scores_as_unwritten(tmp_path):
         assert grade(folder, tmp_path / f"{name}.json", gpu="skip", quiet=True, problems=["optim"]) == 0
     got, unwritten = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("shortcut", "unwritten"))
     assert got["score"] <= unwritten["score"], (got["score"], unwritten["score"])
-    assert got["extra_data"]["honest_work"] == {"optim.AdamW": "torch.optim.adamw.AdamW as a base class"}
-    assert got["output"].splitlines()[1].startswith(HEAD + "optim.AdamW used torch.optim.adamw.AdamW")
+    assert got["extra_data"]["honest_work"] == {"optim.AdamW": "torch.optim.AdamW as a base class"}
+    assert got["output"].splitlines()[1].startswith(HEAD + "optim.AdamW used torch.optim.AdamW as a base class")
 
 
 def test_the_reference_breaks_no_rule(tmp_path):

@@ -362,3 +362,19 @@ def test_notes_a_worker_forges_are_bounded_checked_and_cost_nothing():
     assert impl.violations() == {}
     line = one_line(review.said(notes[0]))
     assert "\x1b" not in line and "\u202e" not in line
+
+
+@pytest.mark.parametrize("source, kind, on_another_object", [
+    ('import sys\nm = getattr(sys, "modules")', "imports by name", []),
+    ('import sys as s\nm = vars(s)["path"]', "imports by name", []),
+    ('import sys\nm = sys.__dict__["modu" + "les"]', "imports by name", []),
+    ('import logging\nt = getattr(logging, "threading")', "threads", ["threads"]),
+])
+def test_an_attribute_asked_by_its_written_name_is_the_attribute(source, kind, on_another_object):
+    """getattr(x, "name"), vars(x)["name"] and x.__dict__["name"] are x.name: a note where x.name
+    is one (the allowance for ordinary words covers the string, not the attribute it reaches);
+    sys.modules is one only on sys, as written out."""
+    assert [n["kind"] for n in scan_source(source, "scaling.py")] == [kind]
+    elsewhere = source.replace("import sys as s", "").replace("import sys", "").replace("import logging", "")
+    elsewhere = elsewhere.replace("(sys", "(cfg").replace("(s)", "(cfg)").replace("sys.", "cfg.").replace("logging", "cfg")
+    assert [n["kind"] for n in scan_source(elsewhere, "scaling.py")] == on_another_object, elsewhere
