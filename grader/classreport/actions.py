@@ -26,16 +26,16 @@ from .words import who
 # kind -> (title, the section's anchor, what to do)
 KINDS = {
     "review": ("Notes for review", "review",
-               "read each line; regrade by hand if it hid a forbidden shortcut (no point was taken for it)"),
+               "Read each line; regrade by hand if it hid a forbidden shortcut (no point was taken for it)"),
     "low": (f"Zero or near zero (under {NEAR_ZERO:.0%} of the points)", "low",
-            "open the upload: the wrong files, a module that fails to import, or nothing done; ask the student"),
+            "Open the upload: the wrong files, a module that fails to import, or nothing done; ask the student"),
     "incidents": ("Timeouts and crashes", "incidents",
-                  "a grading that crashed or was interrupted has no grade: run the batch again; a function "
+                  "A grading that crashed or was interrupted has no grade: run the batch again; a function "
                   "that hung cost only the tests that call it: read it before an appeal"),
     "copies": ("Likely copies", "similar",
-               "compare the two side by side below: evidence for a person, never a grade"),
+               "Compare the two side by side below: evidence for a person, never a grade"),
     "reference": ("Close to the reference solution", "similar",
-                  "a leaked solution, or the natural one: compare it below"),
+                  "A leaked solution, or the natural one: compare it below"),
 }
 
 

@@ -113,7 +113,7 @@ def panel(report: dict) -> str:
             head = f'<a href="#{item["anchor"]}"><strong>{esc(item["title"])}</strong></a>'
             if "most" in item:
                 out.append(f"<li>{head}: {item['most']} of {item['of']} uploads ({item['modules']} modules): most of "
-                           f'the class, so nobody in particular. <span class="todo">{esc(item["todo"])}</span></li>')
+                           f'the class, so nobody in particular. <span class="todo">{esc(item["todo"])}.</span></li>')
                 continue
             n = len(item["entries"])
             rows = "".join(f"<li>{esc(entry_text(report, e))} <small>({_fmt(float(e['points']))} points)</small></li>"

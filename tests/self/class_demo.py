@@ -151,7 +151,9 @@ def main() -> None:
           f"({wrong}).", "",
           "![the first screen](class-report.png)", "", "### The summary it printed", "", "```", *lines, "```", "",
           "### What to act on", "",
-          *[f"- {item['title']}: {len(item['entries']) or item.get('most')} ({item['points']:g} points at stake)"
+          *[f"- {item['title']}: " + (f"{item['most']} of {item['of']} uploads: most of the class, named nobody"
+                                      if "most" in item else
+                                      f"{len(item['entries'])} ({item['points']:g} points at stake)")
             for item in report["act_on"]["items"]], "",
           "### Similarity", "",
           f"{len(pairs)} pairs at or above {report['similarity']['threshold']}, {len(between)} of them between two "
