@@ -47,7 +47,8 @@ from pathlib import Path
 from seam.problems import PROBLEMS
 from ..files import write_atomically
 from ..report import per_problem, render_table, review_of, to_come
-from ..text import csv_cell
+from ..text import csv_cell, one_line
+from . import attention
 
 
 class Status(enum.StrEnum):
@@ -326,11 +327,36 @@ def review_summary(entries: list) -> list[str]:
     return lines
 
 
+def act_on_summary(entries: list) -> list[str]:
+    """After the notes for review, what else a TA must act on, a line each (attention.py): the
+    uploads at or near zero, the gradings that did not finish and what hung, by the students'
+    names; then the GPU points a CPU pass left, once."""
+    names = {key: (", ".join(s["name"] or s["sid"] for s in record.students) or key) + f" ({key})"
+             for key, record, _ in entries}
+
+    def line(title: str, found: list[tuple[str, str]]) -> list[str]:
+        if not found:
+            return []
+        shown = "; ".join(one_line(f"{names[k]}: {what}") for k, what in found[:attention.SHOWN])
+        more = len(found) - attention.SHOWN
+        return [f"act on: {title}: {len(found)}: {shown}" + (f"; and {more} more (report.html)" if more > 0 else "")]
+
+    low = attention.low([(k, record.status.value, r) for k, record, r in entries])
+    out = line(f"zero or near zero (under {attention.NEAR_ZERO:.0%} of the points)",
+               [(x["student"], x["why"]) for x in low])
+    hung = [(k, f"{i['what']}: {attention.how_said(i['how'])}") for k, _, r in entries if r for i in attention.incidents(r)]
+    hung += [(k, attention.UNFINISHED[record.status.value] + (f" ({record.error})" if record.error else "")
+              + ": run the batch again") for k, record, _ in entries if record.status.value in attention.UNFINISHED]
+    out += line("timeouts and crashes", hung)
+    gpu, _ = attention.gpu_pending({k: r for k, _, r in entries if r})
+    return out + ([attention.gpu_line(gpu)] if gpu else [])
+
+
 def class_summary(out: Path) -> list[str]:
-    """The end of a batch: the notes for review (``review_summary``), then three lines: who was
-    graded, each problem's mean, the test most students failed."""
-    entries = _entries(out)  # every results.json of the class, read once for both
-    return [*review_summary(entries), *_class_lines(entries)]
+    """The end of a batch: what to act on first (``review_summary``, ``act_on_summary``), then
+    three lines: who was graded, each problem's mean, the test most students failed."""
+    entries = _entries(out)  # every results.json of the class, read once for all
+    return [*review_summary(entries), *act_on_summary(entries), *_class_lines(entries)]
 
 
 def _class_lines(entries: list) -> list[str]:

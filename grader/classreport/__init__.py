@@ -7,14 +7,18 @@ reads a batch's (or merge's) output folder (grader/batch/output.py) and writes
 page: ``html.render``) and prints a short summary. It changes no grade: the similarity pairs are
 evidence for a person to look at. batch and merge run it at their end.
 
+- what to act on, first (actions.py, from batch/attention.py's facts): notes for review, uploads
+  at or near zero, timeouts and crashes, likely copies, each by name with the points at stake;
+  the GPU points a CPU pass left, said once;
 - scores: the total's and each problem's distribution (stats.describe; a problem's over the
   students who attempted it), the statuses (not found, empty, ambiguous, crashed, interrupted, not attempted:
-  every module the stub as given, and the students with tests not run) and whom they concern, by
-  the roster's names;
+  every module the stub as given, and the students whose tests not run differ from the class's) and
+  whom they concern, by the roster's names;
 - timeouts and crashes: each function that hung or crashed a worker (results.json
   ``extra_data.incidents``), each grading that crashed, per student;
 - items: each graded test's difficulty, discrimination and flags (stats.item_analysis), over the
-  students who attempted its problem (a stub's failures say nothing of a test);
+  students who attempted its problem (a stub's failures say nothing of a test); the groups of
+  tests with one outcome pattern (``redundant``), a note, never a doubt;
 - what to re-teach: the named mistakes (results.json ``extra_data.mistakes``) ranked by how many
   students made them, the commonest failure messages of tests without one, the honest-work
   violations (``extra_data.honest_work``) counted;
@@ -27,13 +31,14 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from seam.problems import PROBLEMS
+from ..batch import attention
 from ..batch.output import CODE, PREVIOUS, REPEATS, RESULTS, StudentRecord, _entries, read_json, write_json
 from ..files import write_atomically
 from ..report import per_problem
 from ..text import one_line
-from . import stats
+from . import actions, stats
 from .similarity import ARCHIVE_NAME, LARGEST, REFERENCE_NAME
-from .words import incident_line, too_large_by_student, too_large_limit, who
+from .words import too_large_by_student, too_large_limit, who
 
 REPORT_JSON, REPORT_HTML = "report.json", "report.html"
 SHOWN = 10         # pairs the page shows side by side (report.json keeps their spans alone)
@@ -109,13 +114,15 @@ def build(students: list[dict], similarity: dict | None = None) -> dict:
     skipped = {s["key"]: set(not_attempted(s["code"])) for s in graded}
     hung = {s["key"]: {f for what in (s["results"].get("extra_data", {}).get("incidents") or {})
                        for f in what.split(" / ")} for s in graded}  # the functions that hung or crashed
+    # a CPU pass's GPU tests are said once for the class; "not run" names only who differs from it
+    gpu, odd = attention.gpu_pending({s["key"]: s["results"] for s in graded})
     statuses: dict[str, list[str]] = defaultdict(list)
     for s in students:
         if s["status"] != "graded":
             statuses[s["status"]].append(s["key"])
         elif skipped[s["key"]] >= {row["problem"] for row in per_problem(s["results"])}:
             statuses["not attempted"].append(s["key"])
-        elif any(_not_run(t) for t in s["results"]["tests"]):
+        elif s["key"] in odd:
             statuses["not run"].append(s["key"])
     totals = {s["key"]: float(s["results"]["score"]) for s in graded}
     possible = max((sum(t["max_score"] for t in s["results"]["tests"] if not _not_run(t)) for s in graded), default=0.0)
@@ -167,20 +174,26 @@ def build(students: list[dict], similarity: dict | None = None) -> dict:
                "construct": n.get("construct", ""), "instead": n.get("instead", ""), "seen": n.get("seen", ""),
                "at_stake": n.get("at_stake", 0)}
               for s in graded for n in (s["results"].get("extra_data", {}).get("review") or ())]
-    incidents = [{"student": s["key"], "what": what, "how": Counter(how).most_common()}
-                 for s in graded for what, how in sorted((s["results"].get("extra_data", {}).get("incidents") or {}).items())]
-    incidents += [{"student": s["key"], "what": "the grading", "how": [[s.get("error") or "crashed", 1]]}
-                  for s in students if s["status"] == "crashed"]
-    return {
+    incidents = [{"student": s["key"], **i} for s in graded for i in attention.incidents(s["results"])]
+    incidents += [{"student": s["key"], "what": "the grading", "how": [[s.get("error") or s["status"], 1]],
+                   "points": possible} for s in students if s["status"] in attention.UNFINISHED]
+    low = attention.low([(s["key"], s["status"], s["results"]) for s in students],
+                        frozenset(statuses.get("not attempted", ())), possible)
+    report = {
         "students": len(students), "graded": len(graded), "possible": possible,
         "names": {s["key"]: ", ".join(s["who"]) for s in students if s.get("who")},
         "people": sum(len(s.get("who") or ()) or 1 for s in students),  # a group's members, each
         "incidents": incidents,
+        "low": low,
+        "lost": {s["key"]: attention.lost(s["results"]) for s in graded if s["key"] in {i["student"] for i in incidents}}
+        | {s["key"]: possible for s in students if s["status"] in attention.UNFINISHED},
+        "gpu": gpu,
         "total": stats.describe(list(totals.values()), possible),
         "problems": problems,
         "statuses": {k: sorted(v) for k, v in sorted(statuses.items())},
         "items": items,
         "doubt": [i for i in items if i["flags"]],
+        "redundant": redundant(items),
         "mistakes": sorted(({**m, "students": len(m["students"]), "tests": sorted(m["tests"])}
                             for m in mistakes.values()), key=lambda m: (-m["students"], m["name"])),
         "messages": [{"number": n, "name": info[n]["name"], "message": msg, "students": k}
@@ -192,6 +205,19 @@ def build(students: list[dict], similarity: dict | None = None) -> dict:
         "flaky": flaky(students),
         "similarity": similarity,
     }
+    report["act_on"] = actions.act_on(report)
+    return report
+
+
+def redundant(items: list[dict]) -> list[dict]:
+    """The groups of tests with one outcome pattern across the class (stats' ``same_as``): the
+    first test's number and name, and every number of the group."""
+    groups: dict[str, dict] = {}
+    names = {i["number"]: i["name"] for i in items}
+    for i in items:
+        if i.get("same_as"):
+            groups.setdefault(i["same_as"], {"name": names[i["same_as"]], "tests": [i["same_as"]]})["tests"].append(i["number"])
+    return list(groups.values())
 
 
 def flaky(students: list[dict]) -> list[dict]:
@@ -289,22 +315,17 @@ def similarity_of(students: list[dict], archive: Path | None = None) -> dict:
 
 
 def summary(report: dict) -> list[str]:
-    """A few lines for the terminal."""
+    """A few lines for the terminal: what to act on first (actions.lines), then the figures."""
     t = report["total"]
-    lines = [f"class report: {report['students']} upload(s) from {report['people']} student(s), {report['graded']} graded"]
+    lines = [f"class report: {report['students']} upload(s) from {report['people']} student(s), {report['graded']} graded",
+             *actions.lines(report)]
     if t.get("n"):
         lines.append(f"total: mean {t['mean']:.1f} / {t['max_possible']:g}, median {t['median']:g}, "
                      f"quartiles {t['q1']:g}-{t['q3']:g}, {t['full']} at full marks, {t['zero']} at 0")
     for status, keys in report["statuses"].items():
         names = [one_line(who(report, k)) for k in keys[:5]]
         lines.append(f"{status}: {len(keys)} ({', '.join(names)}{', ...' if len(keys) > 5 else ''})")
-    for i in report["incidents"][:5]:
-        lines.append(f"hung or crashed: {one_line(who(report, i['student']))}: {one_line(incident_line(i))}")
-    if len(report["incidents"]) > 5:
-        lines.append(f"... and {len(report['incidents']) - 5} more timeouts and crashes (report.html)")
-    doubt = [i for i in report["doubt"] if report["graded"] >= stats.SMALL
-             or any(not f.startswith("the same outcome") for f in i["flags"])]  # (chance, in a small class)
-    for i in doubt[:5]:
+    for i in report["doubt"][:5]:
         lines.append(f"doubt {i['number']} {i['name']}: {'; '.join(i['flags'])}")
     for m in report["mistakes"][:3]:
         lines.append(f"mistake made by {m['students']}: {m['name']} ({m['handout']})")

@@ -7,8 +7,10 @@ markup, and the page carries no <script> at all.
 
 from html import escape
 
+from ..batch.attention import gpu_line
 from ..text import clean, one_line
-from .stats import SMALL
+from .actions import entry_text
+from .stats import MIN_GROUP, MIN_STUDENTS, SMALL
 from .words import incident_how, too_large_by_student, too_large_limit, who
 
 STYLE = """
@@ -21,7 +23,11 @@ pre{font:12px/1.3 monospace;background:#fafafa;border:1px solid #eee;padding:6px
 overflow:auto;white-space:pre-wrap;margin:0}mark{background:#ffe08a}.pair{display:flex;gap:8px}
 .pair>div{flex:1;min-width:0}small{color:#666}
 summary{font-size:16px;margin-top:20px;cursor:pointer}
+.act{border:2px solid #d9a400;background:#fffaeb;border-radius:6px;padding:4px 16px 8px;margin:12px 0}
+.act h2{border:0;margin:8px 0 4px}.act li{margin:6px 0}.act ul{padding-left:20px;margin:4px 0}
+.act .todo{color:#555;font-size:13px}.act .more{color:#555}
 """
+SHOWN = 6  # entries per item on the first screen; the sections below list them all
 
 
 def esc(text) -> str:
@@ -89,10 +95,49 @@ def _folded(title: str, body: str) -> str:
     return f"<details><summary>{esc(title)}</summary>{body}</details>"
 
 
+def _too_few(report: dict, judged: int) -> str:
+    left = len(report["items"]) - judged
+    return (f"{left} of {len(report['items'])} tests had fewer than {MIN_STUDENTS} students: too few to judge by "
+            f"discrimination (its standard error is about 1/sqrt(n), over 0.3 below {MIN_STUDENTS}), and no test is "
+            f"doubted on fewer than {MIN_GROUP} students passing or failing it.")
+
+
+def panel(report: dict) -> str:
+    """The first screen: "What to act on" (actions.act_on's facts), each item linked to its
+    section, its students by name, the points at stake and what to do; one line when nothing."""
+    facts = report["act_on"]
+    out = ['<section class="act" id="act"><h2>What to act on</h2>']
+    if facts["items"]:
+        out.append("<ul>")
+        for item in facts["items"]:
+            head = f'<a href="#{item["anchor"]}"><strong>{esc(item["title"])}</strong></a>'
+            if "most" in item:
+                out.append(f"<li>{head}: {item['most']} of {item['of']} uploads ({item['modules']} modules): most of "
+                           f'the class, so nobody in particular. <span class="todo">{esc(item["todo"])}.</span></li>')
+                continue
+            n = len(item["entries"])
+            rows = "".join(f"<li>{esc(entry_text(report, e))} <small>({_fmt(float(e['points']))} points)</small></li>"
+                           for e in item["entries"][:SHOWN])
+            if n > SHOWN:
+                rows += f'<li class="more"><a href="#{item["anchor"]}">and {n - SHOWN} more</a></li>'
+            out.append(f"<li>{head}: {n} ({_fmt(float(item['points']))} points at stake). "
+                       f'<span class="todo">{esc(item["todo"])}.</span><ul>{rows}</ul></li>')
+        out.append("</ul>")
+        if facts["quiet"]:
+            out.append(f"<p><small>Checked, nothing found: {esc(', '.join(facts['quiet']))}.</small></p>")
+    else:
+        out.append(f"<p>Nothing to act on: {esc(', '.join(facts['quiet']))}.</p>")
+    if facts.get("gpu"):
+        out.append(f"<p>{esc(gpu_line(facts['gpu']))}.</p>")
+    out.append("</section>")
+    return "".join(out)
+
+
 def render(report: dict, code: dict[str, dict[str, str]]) -> str:
     """The page, from ``build``'s report and each student's graded modules (key -> problem -> text).
-    A section with nothing to say is one name in the closing "nothing to report" line; in a class
-    under ``SMALL`` the item analysis starts folded."""
+    It opens on what to act on (``panel``), then the sections that detail it; a section with
+    nothing to say is one name in the closing "nothing to report" line; in a class under
+    ``SMALL`` the item analysis starts folded."""
     name = lambda key: esc(who(report, key))  # noqa: E731 (the roster's names, and the folder)
     t = report["total"]
     small = report["graded"] < SMALL
@@ -102,14 +147,31 @@ def render(report: dict, code: dict[str, dict[str, str]]) -> str:
              f"<p>{report['students']} upload(s) from {report['people']} student(s), {report['graded']} graded, "
              f"out of {_fmt(report['possible'])} points."
              f" <small>Nothing here changes a grade; the similarity pairs are evidence for a person.</small></p>"]
+    parts.append(panel(report))
     if report.get("review"):  # first: what a person must read (no point was taken for any of it)
-        parts.append("<h2>Notes for review</h2><p><small>Constructs that could have blinded the honest-work "
+        parts.append('<h2 id="review">Notes for review</h2><p><small>Constructs that could have blinded the honest-work '
                      "watch. No point was taken for any of them: read each line, and regrade by hand if it hid "
                      "a forbidden shortcut.</small></p>")
         parts.append(_table(["student", "where", "what", "seen", "points at stake", "instead"], [
             [name(r["student"]), esc(f"{r['file']}:{r['line']}"), esc(f"{r['kind']}: {r['construct']}"),
              esc(r["seen"]), _fmt(r["at_stake"]), esc(r["instead"])] for r in report["review"]],
             ["", "", "", "", "num", ""]))
+    if report["incidents"]:
+        parts.append('<h2 id="incidents">Timeouts and crashes</h2><p><small>Each function that hung, crashed its '
+                     "worker or ran out of memory (it cost only the tests that call it), and each grading that "
+                     "crashed or was interrupted (it has no grade: run the batch again).</small></p>")
+        parts.append(_table(["student", "what", "what happened", "points lost"], [
+            [name(i["student"]), esc(i["what"]), esc(incident_how(i)), _fmt(float(i.get("points", 0.0)))]
+            for i in report["incidents"]], ["", "", "", "num"]))
+    else:
+        quiet.append("timeouts and crashes")
+    if report.get("low"):
+        parts.append('<h2 id="low">Zero or near zero</h2><p><small>Uploads that could not be graded, and graded '
+                     "totals under a tenth of the points: often the wrong files or a module that fails to "
+                     "import.</small></p>")
+        parts.append(_table(["student", "why", "score", "out of"], [
+            [name(x["student"]), esc(x["why"]), _fmt(x["score"]), _fmt(x["possible"])] for x in report["low"]],
+            ["", "", "num", "num"]))
     parts.append("<h2>Scores</h2>")
     if t.get("n"):
         rows = [_describe_row("total", t) + [""]] + [
@@ -125,37 +187,26 @@ def render(report: dict, code: dict[str, dict[str, str]]) -> str:
     if report["statuses"]:
         parts.append("<h3>Statuses</h3>" + _table(["status", "students", "who"], [
             [esc(k), str(len(v)), ", ".join(map(name, v))] for k, v in report["statuses"].items()]))
-    if report["incidents"]:
-        parts.append("<h2>Timeouts and crashes</h2><p><small>Each function that hung, crashed its worker or ran "
-                     "out of memory (it cost only the tests that call it), and each grading that crashed.</small></p>")
-        parts.append(_table(["student", "what", "what happened"], [
-            [name(i["student"]), esc(i["what"]), esc(incident_how(i))] for i in report["incidents"]]))
-    else:
-        quiet.append("timeouts and crashes")
-    severe = [i for i in report["doubt"] if any(not f.startswith("the same outcome") for f in i["flags"])]
-    if severe:
-        parts.append("<h2>Tests to doubt</h2>")
-        if small:
-            parts.append(f"<p><small>A class of {report['graded']}: a discrimination is weak evidence below {SMALL} "
-                         "students; \"nobody passes it\" is not.</small></p>")
+    judged = sum(1 for i in report["items"] if i.get("judged", True))
+    if report["doubt"]:
+        parts.append('<h2 id="doubt">Tests to doubt</h2>')
+        if judged < len(report["items"]):
+            parts.append(f"<p><small>{_too_few(report, judged)}</small></p>")
         parts.append(_table(["test", "problem", "pass rate", "discrimination", "within its problem", "why"], [
             [esc(f"{i['number']} {i['name']}"), esc(i["problem"]), _fmt(i["pass_rate"]), _fmt(i["discrimination"]),
-             _fmt(i.get("within")), f'<span class="flag">{esc("; ".join(f for f in i["flags"] if not f.startswith("the same")))}'
-             f'</span>'] for i in severe]))
+             _fmt(i.get("within")), f'<span class="flag">{esc("; ".join(i["flags"]))}</span>'] for i in report["doubt"]]))
+    elif report["items"] and not judged:
+        parts.append(f'<p id="doubt"><small>Tests to doubt: {_too_few(report, judged)}</small></p>')
     else:
         quiet.append("tests to doubt (none that nobody passes or that the better students fail more)")
-    groups: dict[str, list[str]] = {}
-    for i in report["items"]:
-        if i.get("same_as"):
-            groups.setdefault(i["same_as"], [i["same_as"]]).append(i["number"])
-    if groups:
+    if report.get("redundant"):
         names = {i["number"]: i["name"] for i in report["items"]}
         body = ("<p><small>In this class each group adds one test's information: one may be redundant, or they "
-                "share one cause.</small></p>" + _table(["tests", "first of them"], [
-                    [esc(" = ".join(g)), esc(names[first])] for first, g in groups.items()]))
-        title = "Tests with the same outcome for every student"
-        parts.append(_folded(f"{title} ({len(groups)} groups; folded: a class of {report['graded']})", body) if small
-                     else f"<h3>{title}</h3>{body}")
+                "share one cause. No test is doubted for it" + (f"; in a class of {report['graded']} many share a "
+                                                                  "pattern by chance" if small else "")
+                + ".</small></p>" + _table(["tests", "first of them"], [
+                    [esc(" = ".join(g["tests"])), esc(names.get(g["tests"][0], g["name"]))] for g in report["redundant"]]))
+        parts.append(_folded(f"Tests with the same outcome for every student ({len(report['redundant'])} groups)", body))
     teach = []
     if report["mistakes"]:
         teach.append("<h3>Named mistakes</h3>" + _table(["mistake", "students", "tests", "handout"], [
@@ -182,7 +233,8 @@ def render(report: dict, code: dict[str, dict[str, str]]) -> str:
                 "total (and, within its problem, with the rest of that problem's score).</small></p>"
                 + _table(["test", "points", "n", "pass rate", "discrimination", "within its problem"], [
                     [esc(f"{i['number']} {i['name']}"), _fmt(i["points"]), str(i["n"]), _fmt(i["pass_rate"]),
-                     _fmt(i["discrimination"]), _fmt(i.get("within"))] for i in report["items"]],
+                     _fmt(i["discrimination"]) if i.get("judged", True) else "too few",
+                     _fmt(i.get("within")) if i.get("judged", True) else "too few"] for i in report["items"]],
                     ["", "num", "num", "num", "num", "num"]))
         parts.append(_folded(f"Item analysis ({len(report['items'])} tests; folded: a class of {report['graded']})", body)
                      if small else f"<h2>Item analysis</h2>{body}")
@@ -204,7 +256,7 @@ def render(report: dict, code: dict[str, dict[str, str]]) -> str:
     elif not sim["pairs"]:
         quiet.append(f"similar code (no pair at or above {sim['threshold']:g}, {sim['compared']} comparisons)")
     else:
-        parts.append("<h2>Similar code</h2>")
+        parts.append('<h2 id="similar">Similar code</h2>')
         parts.append(f"<p>{len(sim['pairs'])} pair(s) with both files at least {sim['threshold']:g} covered by the "
                      f"match ({sim['compared']} comparisons after the pre-filter).</p>")
         # one row per two uploads (or an upload and a known text), their modules in it: a student

@@ -12,11 +12,17 @@ Item analysis treats each graded test as an item a student passes (1) or fails (
   mean rest-score of those who passed and who failed, s its (population) standard deviation;
   undefined (None) when everybody or nobody passed, or every rest-score is equal.
 
-A test to doubt is flagged: nobody passes it; its discrimination is at or below ``NEGATIVE``,
-or its within-problem one is while the overall one is negative too (the students who do better
-elsewhere fail it more: a wrong expectation, as a
-correct solution failing and a named mistake passing would give); or its outcome is the same as
-another test's for every student while varying (one of them adds nothing).
+A test to doubt is flagged: nobody passes it (of at least ``MIN_NOBODY`` students); or its
+discrimination is negative beyond noise (the students who do better elsewhere fail it more: a
+wrong expectation, as a correct solution failing and a named mistake passing would give). Beyond
+noise means all of: at least ``MIN_STUDENTS`` took it, at least ``MIN_GROUP`` passed it and as
+many failed it, and r is at or below both ``NEGATIVE`` and two standard errors of an item that
+has nothing to do with the rest (about 1/sqrt(n) each: ``noise``). The within-problem
+discrimination flags under the same rules, while the overall one is negative too.
+
+Tests whose outcome is the same as another test's for every student (while varying) are
+reported as such (``same_as``): one of them adds nothing in this class, or they share one cause.
+That is a fact about the suite, never a reason to doubt either test, so it is no flag.
 """
 
 import math
@@ -24,10 +30,16 @@ import statistics
 
 NEGATIVE = -0.2    # discrimination at or below this is flagged (below ~0.2 an item is "poor"; a
                    # negative one beyond noise is a test the better students fail more)
-MIN_STUDENTS = 5   # fewer students than this: discrimination is not computed (it is noise)
+MIN_STUDENTS = 10  # fewer students took a test: its discrimination is not computed. Its standard
+                   # error is about 1/sqrt(n): 0.33 at 9, so two of them span most of [-1, 0]
+MIN_GROUP = 3      # fewer passed it, or fewer failed it: not flagged for its discrimination. One
+                   # strong student's slip (or a pair who copied one mistake) makes a correct
+                   # test's r as negative as a wrong test's: r = -z / sqrt(n - 1) for a single
+                   # failing student z deviations above the mean
+MIN_NOBODY = 5     # fewer took it: "nobody passes it" is not said (three students all failing a
+                   # test half the class passes happens one time in eight)
 BINS = 10
-SMALL = 20         # fewer graded students than this: the tests with one outcome pattern are noise
-                   # (nine students share patterns by chance), and the page folds its item analysis
+SMALL = 20         # fewer graded students than this: the page folds its item analysis
 
 
 def describe(values: list[float], maximum: float) -> dict:
@@ -67,6 +79,20 @@ def point_biserial(items: list[int], rest: list[float]) -> float | None:
     return (statistics.fmean(passed) - statistics.fmean(failed)) / s * math.sqrt(p * (1 - p))
 
 
+def noise(n: int) -> float:
+    """Two standard errors of the point-biserial of an item unrelated to the rest, about 2/sqrt(n):
+    a discrimination above -noise(n) is no evidence against a test."""
+    return 2 / math.sqrt(n)
+
+
+def negative(r: float | None, items: list[int]) -> bool:
+    """Negative beyond noise (the module's docstring): enough students, on both sides, and r at
+    or below NEGATIVE and below two standard errors."""
+    passed = sum(items)
+    return (r is not None and len(items) >= MIN_STUDENTS and min(passed, len(items) - passed) >= MIN_GROUP
+            and r <= min(NEGATIVE, -noise(len(items))))
+
+
 def item_analysis(outcomes: dict[str, dict[str, bool]], points: dict[str, float],
                   totals: dict[str, float], problems: dict[str, dict[str, float]] | None = None,
                   problem_of: dict[str, str] | None = None) -> dict[str, dict]:
@@ -75,7 +101,9 @@ def item_analysis(outcomes: dict[str, dict[str, bool]], points: dict[str, float]
     ``problems[problem][student]`` (the problem's score) with ``problem_of[test]``. Returns, per
     test, its n, pass rate, discrimination against the rest of the total and, where given, against
     the rest of its own problem (``within``: problems test different skills, so a test's own
-    problem is where a miskeyed test shows first), and its flags (strings)."""
+    problem is where a miskeyed test shows first), its flags (strings), whether it had enough
+    students to be judged by its discrimination (``judged``) and, for the second and later of
+    tests with one outcome pattern, the first of them (``same_as``)."""
     out = {}
     patterns: dict[tuple, list[str]] = {}
     everyone = sorted(totals)
@@ -90,20 +118,20 @@ def item_analysis(outcomes: dict[str, dict[str, bool]], points: dict[str, float]
             within = point_biserial(items, [own.get(s, 0.0) - points[test] * by_student[s] for s in students])
         p = sum(items) / len(items) if items else None
         flags = []
-        if items and not any(items):
+        if len(items) >= MIN_NOBODY and not any(items):
             flags.append("nobody passes it")
-        if r is not None and r <= NEGATIVE:
+        if negative(r, items):
             flags.append(f"negative discrimination ({r:.2f}): the students who score better elsewhere fail it more")
-        elif within is not None and within <= NEGATIVE and r is not None and r < 0:
+        elif negative(within, items) and r is not None and r < 0:
             # alone, "within" is misled by two mistakes that exclude each other (each then looks
             # like the other's wrong test): it counts where the total agrees in sign
             flags.append(f"negative discrimination ({within:.2f} within its problem, {r:.2f} overall): "
                          f"the students who do better on the rest of its problem fail it more")
-        out[test] = {"n": len(items), "pass_rate": p, "discrimination": r, "within": within, "flags": flags}
+        out[test] = {"n": len(items), "pass_rate": p, "discrimination": r, "within": within, "flags": flags,
+                     "judged": len(items) >= MIN_STUDENTS}
         if items and 0 < sum(items) < len(items):  # a varying pattern: the same one twice is redundant
             patterns.setdefault(tuple((s, by_student[s]) for s in students), []).append(test)
     for same in patterns.values():
         for test in same[1:]:
-            out[test]["flags"].append(f"the same outcome as {same[0]} for every student")
             out[test]["same_as"] = same[0]
     return out

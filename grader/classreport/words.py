@@ -11,12 +11,8 @@ def who(report: dict, key: str) -> str:
 
 def incident_how(i: dict) -> str:
     """What happened, how often: "it timed out ×2 / it ran out of memory"."""
-    return " / ".join(how + (f" ×{k}" if k > 1 else "") for how, k in i["how"])
-
-
-def incident_line(i: dict) -> str:
-    """One incident: "optim.AdamW: it timed out ×2"."""
-    return f"{i['what']}: {incident_how(i)}"
+    from ..batch.attention import how_said
+    return how_said(i["how"])
 
 
 def too_large_by_student(similarity: dict) -> dict[str, list[str]]:

@@ -25,32 +25,38 @@ def test_describe_matches_a_hand_count():
 
 
 def test_corrected_point_biserial_matches_a_hand_computation():
-    # five students; the item (1 point) is passed by a, b; rest-scores = total - item
-    outcomes = {"1.1": {"a": True, "b": True, "c": False, "d": False, "e": False}}
-    totals = {"a": 9.0, "b": 7.0, "c": 6.0, "d": 2.0, "e": 1.0}
-    rest = [8.0, 6.0, 6.0, 2.0, 1.0]
-    m1, m0 = (8 + 6) / 2, (6 + 2 + 1) / 3
-    mean = sum(rest) / 5
-    s = math.sqrt(sum((r - mean) ** 2 for r in rest) / 5)
+    # ten students (the fewest judged); the item (1 point) is passed by a, b, c, d
+    keys = "abcdefghij"
+    outcomes = {"1.1": {k: k in "abcd" for k in keys}}
+    totals = dict(zip(keys, [9.0, 7.0, 6.0, 4.0, 6.0, 2.0, 1.0, 5.0, 3.0, 0.0]))
+    rest = [totals[k] - (k in "abcd") for k in keys]
+    passed, failed = rest[:4], rest[4:]
+    m1, m0 = sum(passed) / 4, sum(failed) / 6
+    mean = sum(rest) / 10
+    s = math.sqrt(sum((r - mean) ** 2 for r in rest) / 10)
     by_hand = (m1 - m0) / s * math.sqrt(0.4 * 0.6)
     got = stats.item_analysis(outcomes, {"1.1": 1.0}, totals)["1.1"]
     assert got["pass_rate"] == 0.4 and got["discrimination"] == pytest.approx(by_hand, abs=1e-12)
-    assert got["flags"] == []
+    assert got["flags"] == [] and got["judged"]
+    fewer = {"1.1": {k: v for k, v in outcomes["1.1"].items() if k != "j"}}
+    assert stats.item_analysis(fewer, {"1.1": 1.0}, totals)["1.1"]["discrimination"] is None, "nine: not computed"
 
 
-def test_flags_nobody_passes_negative_and_duplicate_items():
-    students = [f"s{i}" for i in range(8)]
+def test_flags_nobody_passes_and_negative_and_redundant_items_are_no_flag():
+    students = [f"s{i}" for i in range(12)]
     totals = {s: float(i) for i, s in enumerate(students)}
     outcomes = {
         "1.1": {s: False for s in students},                            # nobody passes
-        "1.2": {s: i < 3 for i, s in enumerate(students)},              # the weakest pass: negative
-        "1.3": {s: i >= 4 for i, s in enumerate(students)},             # the strongest pass
-        "1.4": {s: i >= 4 for i, s in enumerate(students)},             # the same outcome as 1.3
+        "1.2": {s: i < 4 for i, s in enumerate(students)},              # the weakest pass: negative
+        "1.3": {s: i >= 6 for i, s in enumerate(students)},             # the strongest pass
+        "1.4": {s: i >= 6 for i, s in enumerate(students)},             # the same outcome as 1.3
     }
     got = stats.item_analysis(outcomes, dict.fromkeys(outcomes, 1.0), totals)
     assert got["1.1"]["flags"] == ["nobody passes it"]
-    assert any(f.startswith("negative discrimination") for f in got["1.2"]["flags"])
-    assert got["1.3"]["flags"] == [] and got["1.4"]["flags"] == ["the same outcome as 1.3 for every student"]
+    assert got["1.2"]["discrimination"] <= -stats.noise(12)
+    assert [f.split(" (")[0] for f in got["1.2"]["flags"]] == ["negative discrimination"]
+    assert got["1.3"]["flags"] == [] and got["1.4"]["flags"] == [], "one outcome twice is no reason to doubt"
+    assert got["1.4"]["same_as"] == "1.3" and "same_as" not in got["1.3"]
 
 
 # ---- similarity ---------------------------------------------------------------------------------

@@ -67,15 +67,18 @@ def test_what_hung_or_crashed_is_listed_by_student():
     students[0]["results"]["tests"][1]["extra_data"]["functions"] = ["flops.matmul_flops"]
     report = build(students)
     assert report["messages"] == [], "a failure of the function that hung is listed under it, not again"
+    # the points lost: the failed tests that call the function (3.2), and those of the module that
+    # broke its worker (flops.py: every failed flops test, 3.2 again); a crashed grading, every point
     assert report["incidents"] == [
-        {"student": "s1", "what": "flops.matmul_flops", "how": [("it timed out", 2)]},
-        {"student": "s1", "what": "flops.py", "how": [("kills the worker", 1)]},
-        {"student": "s3", "what": "the grading", "how": [["the job was killed (signal 9)", 1]]}]
+        {"student": "s1", "what": "flops.matmul_flops", "how": [("it timed out", 2)], "points": 1.0},
+        {"student": "s1", "what": "flops.py", "how": [("kills the worker", 1)], "points": 1.0},
+        {"student": "s3", "what": "the grading", "how": [["the job was killed (signal 9)", 1]], "points": 3.0}]
     lines = summary(report)
-    assert "hung or crashed: Grace Hopper (s1): flops.matmul_flops: it timed out ×2" in lines
-    assert "hung or crashed: Edsger Dijkstra (s3): the grading: the job was killed (signal 9)" in lines
+    assert lines[1] == ("act on: timeouts and crashes: 2 (4 points at stake): Grace Hopper (s1): flops.matmul_flops: "
+                        "it timed out ×2; flops.py: kills the worker (1 points); Edsger Dijkstra (s3): the grading: "
+                        "the job was killed (signal 9) (3 points)"), lines
     page = render(report, {})
-    assert "<h2>Timeouts and crashes</h2>" in page and "Grace Hopper (s1)" in page
+    assert '<h2 id="incidents">Timeouts and crashes</h2>' in page and "Grace Hopper (s1)" in page
     assert "it timed out ×2" in page and "the job was killed (signal 9)" in page
 
 
@@ -110,7 +113,8 @@ def _page(n: int) -> _Text:
 
 def test_a_small_class_folds_its_noise_and_names_the_empty_sections_once():
     small = _page(9)
-    assert small.headings == ["Scores", "What to re-teach", "Common failures without a named mistake"], small.headings
+    assert small.headings == ["What to act on", "Scores", "What to re-teach",
+                              "Common failures without a named mistake"], small.headings
     assert any(f.startswith("Item analysis (4 tests; folded: a class of 9)") for f in small.folded)
     assert any(f.startswith("Tests with the same outcome for every student") for f in small.folded)
     page = render(build([_student(f"s{i}", [True, i % 2 == 0], REFERENCE) for i in range(9)]), {})
@@ -118,7 +122,8 @@ def test_a_small_class_folds_its_noise_and_names_the_empty_sections_once():
     for section in ("timeouts and crashes", "named mistakes", "honest-work violations", "similar code (not compared)"):
         assert section in quiet
     large = _page(SMALL)
-    assert "Item analysis" in large.headings and not large.folded, "a class of 20 shows its item analysis open"
+    assert "Item analysis" in large.headings, "a class of 20 shows its item analysis open"
+    assert large.folded == ["Tests with the same outcome for every student (1 groups)"], "that note is always folded"
 
 
 def test_similar_pairs_of_two_uploads_are_one_row():

@@ -192,8 +192,18 @@ def test_the_status_values_are_the_gradebooks_and_the_class_reports(tmp_path):
     rows = list(csv.DictReader(io.StringIO(output.render(out).decode())))
     assert sorted(r["status"] for r in rows if r["name"] == "N") == sorted(s.value for s in Status)
     report_json = json.loads(json.dumps(build(gather(out))))
-    assert set(report_json["statuses"]) == {s.value for s in Status} - {"graded"} | {"not run"}
-    assert output.class_summary(out)[0].startswith("class: 6 upload(s) (1 ambiguous, 1 crashed, 1 empty, ")
+    # every graded upload left the same GPU tests: said once for the class, nobody named under "not run"
+    assert set(report_json["statuses"]) == {s.value for s in Status} - {"graded"}
+    assert report_json["gpu"]["kind"] == "not run" and report_json["gpu"]["students"] == report_json["graded"]
+    lines = output.class_summary(out)
+    act = [line for line in lines if line.startswith("act on:")]
+    assert lines[:len(act)] == act, "what to act on comes first"
+    assert any(line.startswith("act on: zero or near zero") and "N (not-found): no submission found" in line
+               for line in act), act
+    assert any(line.startswith("act on: timeouts and crashes: 2: ") and "N (crashed): the grading crashed" in line
+               and "N (interrupted): the grading was interrupted" in line for line in act), act
+    assert lines[len(act)].startswith("GPU tests not run: ")
+    assert lines[len(act) + 1].startswith("class: 6 upload(s) (1 ambiguous, 1 crashed, 1 empty, ")
     interrupted = [r for r in rows if r["status"] == "interrupted"]
     assert [r["total"] for r in interrupted] == [""]   # unfinished: no score, as for a crash
     assert output.done_as(output.student_folder(out, "interrupted")) is None
