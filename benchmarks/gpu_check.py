@@ -272,6 +272,7 @@ def batch_section(log: Log, out_dir: Path, gpu_args: list[str], problems: list[s
     students' zygotes are forks of its one template) in ``template_mode()``; what each student's
     results say, and what went wrong in ``row["problems"]``."""
     from jsonschema import ValidationError
+    from grader.batch.output import RESULTS, STUDENT, student_folder
     from grader.report import not_run, validate
     mode = template_mode()
     row: dict = {"mode": mode, "problems": [], "only": problems}
@@ -298,10 +299,10 @@ def batch_section(log: Log, out_dir: Path, gpu_args: list[str], problems: list[s
         row["problems"].append(f"batch: exit {row['rc']}: {' | '.join(stderr.strip().splitlines()[-3:])}")
     row["students"] = {}
     for key in BATCH_STUDENTS:
-        folder = out / "students" / key
+        folder = student_folder(out, key)
         try:
-            status = json.loads((folder / "student.json").read_text())["status"]
-            results = json.loads((folder / "results.json").read_text())
+            status = json.loads((folder / STUDENT).read_text())["status"]
+            results = json.loads((folder / RESULTS).read_text())
             validate(results)
         except (OSError, ValueError, KeyError, ValidationError) as e:
             row["problems"].append(f"batch: {key} has no valid results ({type(e).__name__}: {str(e)[:200]})")
