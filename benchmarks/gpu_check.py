@@ -15,15 +15,19 @@ and output under DIR/grades/):
   4. the sandboxed `python -m grader grade reference --gpu require` (full marks expected), then
      the same with `--isolation uid` (the no-namespace mode; a grader without that option says
      so and the step is noted, not failed);
-  5. every planted optim/benchmarking bug (tests/self/bugs) and the GPU-only mistakes below,
+  5. a two-student `python -m grader batch --gpu require --jobs 1` over the problems with GPU
+     tests, in the strongest isolation mode whose zygotes the job's template forks (not bwrap's):
+     each student's zygote is a fork of one torch-ready template and its worker initialises CUDA
+     itself; both students graded, full marks, every GPU test run, each results.json valid;
+  6. every planted optim/benchmarking bug (tests/self/bugs) and the GPU-only mistakes below,
      graded with `--gpu require --only <problem>`, with the GPU test(s) that catch each.
+The dry run grades with `--gpu skip` where a GPU run says `--gpu require`, and one problem.
 Without CUDA it prints one line, "needs CUDA", and exits 3 (unless --dry-run-cpu).
 Exit status: 0 when every expectation held, 1 otherwise (details in summary.json "problems").
 """
 
 import argparse
 import json
-import os
 import platform
 import shutil
 import statistics
@@ -246,6 +250,86 @@ def describe_grade(log: Log, label: str, row: dict) -> None:
         log(f"{label}: exit {row['rc']} in {row['seconds']} s: {' | '.join(row.get('stderr_tail', []))}")
 
 
+def template_mode() -> str | None:
+    """The strongest isolation mode here whose batch zygotes are forks of the job's template
+    (Isolation.spawns: bwrap's are not, it must exec), or None if there is none."""
+    from grader.sandbox.isolation import MODES, Isolation, IsolationUnavailable
+    for mode in MODES:
+        try:
+            if Isolation.detect(mode, batch=True).spawns:
+                return mode
+        except IsolationUnavailable:
+            continue
+    return None
+
+
+BATCH_STUDENTS = ("alice", "bob")
+
+
+def batch_section(log: Log, out_dir: Path, gpu_args: list[str], problems: list[str], gpu_names: set[str],
+                  cuda: bool, timeout: float) -> dict:
+    """Two copies of the reference graded by one `python -m grader batch` job (``--jobs 1``: both
+    students' zygotes are forks of its one template) in ``template_mode()``; what each student's
+    results say, and what went wrong in ``row["problems"]``."""
+    from jsonschema import ValidationError
+    from grader.batch.output import RESULTS, STUDENT, student_folder
+    from grader.report import not_run, validate
+    mode = template_mode()
+    row: dict = {"mode": mode, "problems": [], "only": problems}
+    log(f"isolation: {mode or 'none that forks from a template'}")
+    if mode is None:
+        row["problems"].append("batch: no isolation mode here forks its zygotes from a template")
+        return row
+    klass, out = out_dir / "batch" / "class", out_dir / "batch" / "out"
+    shutil.rmtree(out_dir / "batch", ignore_errors=True)
+    for key in BATCH_STUDENTS:
+        shutil.copytree(REFERENCE, klass / key, ignore=shutil.ignore_patterns("__pycache__"))
+    cmd = [sys.executable, "-m", "grader", "batch", str(klass), "--out", str(out), "--jobs", "1",
+           "--isolation", mode, *gpu_args, "--only", ",".join(problems)]
+    row["command"] = " ".join(cmd[1:])
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=max(timeout, 1))
+        row["rc"], stderr = proc.returncode, proc.stderr
+    except subprocess.TimeoutExpired:
+        row["rc"], stderr = "timeout", f"timed out after {timeout:.0f} s"
+    row["seconds"] = round(time.monotonic() - start, 1)
+    (out_dir / "batch" / "stderr.txt").write_text(stderr)
+    if row["rc"] != 0:
+        row["problems"].append(f"batch: exit {row['rc']}: {' | '.join(stderr.strip().splitlines()[-3:])}")
+    row["students"] = {}
+    for key in BATCH_STUDENTS:
+        folder = student_folder(out, key)
+        try:
+            status = json.loads((folder / STUDENT).read_text())["status"]
+            results = json.loads((folder / RESULTS).read_text())
+            validate(results)
+        except (OSError, ValueError, KeyError, ValidationError) as e:
+            row["problems"].append(f"batch: {key} has no valid results ({type(e).__name__}: {str(e)[:200]})")
+            continue
+        tests = results["tests"]
+        gpu_run = [t for t in tests if t["name"] in gpu_names and not not_run(t)]
+        sandbox = next((n for n in results["output"].splitlines() if n.startswith("sandbox: ")), "")
+        got = {"status": status, "score": results["score"], "max": sum(t["max_score"] for t in tests),
+               "tests": len(tests), "gpu_tests_run": len(gpu_run),
+               "gpu_tests_passed": sum(t["status"] == "passed" for t in gpu_run),
+               "seconds": results.get("execution_time"), "sandbox": sandbox}
+        row["students"][key] = got
+        log(f"{key}: {status}, {got['score']:g}/{got['max']:g}, {got['tests']} tests, "
+            f"{got['gpu_tests_run']} GPU tests run ({got['gpu_tests_passed']} passed), "
+            f"graded in {got['seconds']} s")
+        if status != "graded" or got["score"] != got["max"] or not tests:
+            row["problems"].append(f"batch: {key} {status}, {got['score']}/{got['max']} (full marks expected)")
+        if not sandbox.startswith(f"sandbox: {mode}"):
+            row["problems"].append(f"batch: {key} was not graded in the {mode} mode ({sandbox or 'no sandbox line'})")
+        wanted = sum(n.split(":")[0] in problems for n in gpu_names) if cuda else 0
+        if got["gpu_tests_run"] != wanted or got["gpu_tests_passed"] != wanted:
+            row["problems"].append(f"batch: {key} ran {got['gpu_tests_run']} GPU tests, passed "
+                                   f"{got['gpu_tests_passed']}, of {wanted}")
+    log(f"batch of {len(BATCH_STUDENTS)} in {row['seconds']} s (exit {row['rc']})")
+    return row
+
+
 def bug_rows(log, out_dir, bugs, gpu_args, gpu_names, jobs, deadline) -> list[dict]:
     subs = out_dir / "submissions"
 
@@ -369,9 +453,21 @@ def main(argv=None) -> int:
         if "score" not in row or row["score"] != row["max"]:
             problems.append(f"{slug}: not full marks ({row.get('score')}/{row.get('max')}, exit {row['rc']})")
 
-    log("\n== 5. planted bugs and GPU-only mistakes, each graded with "
-        f"{' '.join(gpu_args)} --only <problem>")
     gpu_names = gpu_test_names()
+    # the problems with GPU tests (the dry run: the one problem it grades)
+    batch_only = ref_only[1:] or sorted({name.split(":")[0] for name in gpu_names})
+    log(f"\n== 5. a batch of {len(BATCH_STUDENTS)} through the job's template ({' '.join(gpu_args)} "
+        f"--only {','.join(batch_only)})")
+    remaining = deadline - time.monotonic()
+    if remaining < 60:
+        notes.append("batch: skipped, time budget spent")
+        log("batch: skipped, time budget spent")
+    else:
+        summary["batch"] = batch_section(log, out_dir, gpu_args, batch_only, gpu_names, cuda, remaining)
+        problems += summary["batch"]["problems"]
+
+    log("\n== 6. planted bugs and GPU-only mistakes, each graded with "
+        f"{' '.join(gpu_args)} --only <problem>")
     # the GPU-only mistakes first: if the budget runs out, planted bugs (also caught on the CPU) go
     bugs = [("gpu-only", b) for b in GPU_ONLY_BUGS] + [("planted", b) for b in all_bugs() if b.problem in BUG_PROBLEMS]
     bugs = [(i, kind, bug) for i, (kind, bug) in enumerate(bugs)]

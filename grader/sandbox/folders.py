@@ -4,7 +4,7 @@ folders is past Python's recursion limit, and its paths past PATH_MAX), so one f
 time, entered by name from its parent and left through its ``..``. Used on both sides: the
 grader measures a scratch folder while its worker runs (``allocated_bytes``) and removes a
 zygote's folder after it (``remove``); the zygote empties the scratch between two workers
-(``empty``: this file is copied beside worker.py, which imports it by this name). The standard
+(``empty``: this file is copied beside zygote_server.py, which imports it by this name). The standard
 library only."""
 
 import os

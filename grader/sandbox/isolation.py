@@ -30,7 +30,8 @@ machine adds: root or not): which launcher, where the worker's folders appear, w
 leased, whether the scratch is a folder to measure, what the report says. The zygote and the
 sandbox ask; they never test a mode's name. Beside it: what the worker may see (view.py), how a
 zygote is started from those decisions (launch.py), the uids it runs as (uids.py). A new mode is
-a row here, a line in ``_unusable`` and what worker.py does with the config it is given.
+a row here, a line in ``_unusable`` and what zygote_server.py and worker.py do with the config
+they are given.
 """
 
 import dataclasses

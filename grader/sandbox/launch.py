@@ -13,7 +13,7 @@ from .view import Layout, landlock_rules, view
 class Launch:
     """How a zygote is started: ``prefix + [python, "-I", script, json(config + the zygote's)]``."""
     prefix: list[str]   # the command it runs under (bwrap's, unshare's), or none
-    script: str         # worker.py, where the starting process finds it
+    script: str         # zygote_server.py, where the starting process finds it
     cwd: str
     config: dict        # the mode's part of the worker's config
     entry: dict         # what a template's fork does itself instead of ``prefix`` (spawn.py)
@@ -30,13 +30,13 @@ def launch(isolation, layout: Layout) -> Launch:
 
 
 def _script(isolation, layout: Layout, where: dict) -> str:
-    """worker.py: inside the view where the launcher built it first (bwrap), else on the
-    grader's side (the worker of a pivot builds its view after it started)."""
-    return str(layout.lib / "worker.py") if isolation.pivot else f"{where['lib']}/worker.py"
+    """zygote_server.py: inside the view where the launcher built it first (bwrap), else on the
+    grader's side (the zygote of a pivot builds its view after it started)."""
+    return str(layout.lib / "zygote_server.py") if isolation.pivot else f"{where['lib']}/zygote_server.py"
 
 
 def worker_config(isolation, layout: Layout, where: dict) -> dict:
-    """What worker.py is told instead of the mode's name: whether to build its root
+    """What the zygote and its workers (zygote_server.py, worker.py) are told instead of the mode's name: whether to build its root
     (``pivot``, with the ``view`` and an empty ``newroot`` folder), whether kill(-1) reaches
     only the sandbox (``pid_ns``), Landlock's allow-list (``landlock``, or None), and the
     sandbox's own /dev/shm to empty after each worker (``shm``, or None)."""

@@ -1,10 +1,10 @@
 """The template: started as ``python -I spawn.py CONFIG_JSON`` by grader/sandbox/template.py, beside
-worker.py (whose zygote each of its forks becomes).
+zygote_server.py (the zygote each of its forks becomes) and worker.py.
 
 A batch job's zygotes are forked from one process that imported and warmed torch once, and
 nothing else: no seam, no submission, no test; it reads nothing but Python's files and the
 scripts beside this one. Each fork enters its sandbox itself before anything else (the cgroup,
-the namespaces unshare gives a cold zygote, then worker.settle: its root, its uid's limits come
+the namespaces unshare gives a cold zygote, then zygote_server.settle: its root, its uid's limits come
 with each worker), imports the seam from its own lib, and serves one student. Orders arrive as
 JSON datagrams on a SEQPACKET socket, file descriptors attached with SCM_RIGHTS.
 """
@@ -27,11 +27,11 @@ def template(cfg: dict, ctl: socket.socket) -> None:
     libc = ctypes.CDLL(None)
     libc.prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG: die with the grader
     libc.prctl(4, 0, 0, 0, 0)       # PR_SET_DUMPABLE 0: no ptrace, no /proc/PID/mem of it
-    worker.environ(cfg["work"], cfg["limits"]["threads"])
-    worker.warm(cfg["optimizers"])
-    worker.refuse_a_driver()
+    zygote_server.environ(cfg["work"], cfg["limits"]["threads"])
+    zygote_server.warm(cfg["optimizers"])
+    zygote_server.refuse_a_driver()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # its zygotes are reaped by the kernel
-    worker._send(ctl, {"ready": True})
+    zygote_server._send(ctl, {"ready": True})
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(ctl, 1 << 20, 2)
@@ -62,7 +62,7 @@ def template(cfg: dict, ctl: socket.socket) -> None:
         try:
             pidfd = os.pidfd_open(pid)
         except OSError:  # it died at once (and was reaped): the grader reads its log
-            worker._send(ctl, {"spawned": None})
+            zygote_server._send(ctl, {"spawned": None})
         else:
             socket.send_fds(ctl, [json.dumps({"spawned": pid}).encode()], [pidfd])
             os.close(pidfd)
@@ -80,9 +80,9 @@ def spawned(cfg: dict, ctl_fd: int) -> None:
     if cfg["unshare"]:
         enter_namespaces(cfg["user_ns"], ctl_fd)
     cfg["ctl"] = ctl_fd
-    sys.path.remove(LIB)  # the zygote's modules come from its own lib (worker.settle)
-    worker.settle(cfg)
-    worker.serve_forks(cfg, socket.socket(fileno=ctl_fd))
+    sys.path.remove(LIB)  # the zygote's modules come from its own lib (zygote_server.settle)
+    zygote_server.settle(cfg)
+    zygote_server.serve_forks(cfg, socket.socket(fileno=ctl_fd))
 
 
 def enter_namespaces(user_ns: bool, ctl_fd: int) -> None:
@@ -97,7 +97,7 @@ def enter_namespaces(user_ns: bool, ctl_fd: int) -> None:
         raise OSError(err, f"unshare: {os.strerror(err)}")
     if user_ns:  # root inside, this uid outside (--map-root-user)
         # /proc/self's maps are writable to their owner only while it is dumpable (the template
-        # is not); worker.settle makes it undumpable again before the zygote does anything
+        # is not); zygote_server.settle makes it undumpable again before the zygote does anything
         libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE 1
         for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
             with open(f"/proc/self/{name}", "w") as f:
@@ -114,5 +114,5 @@ if __name__ == "__main__":
     config = json.loads(sys.argv[1])
     LIB = config["lib"]
     sys.path.insert(0, LIB)
-    import worker  # grader/sandbox/worker.py, copied beside this script
+    import zygote_server  # grader/sandbox/zygote_server.py, copied beside this script
     template(config, socket.socket(fileno=config["ctl"]))

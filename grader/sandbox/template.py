@@ -7,7 +7,7 @@ student code (tests/self/grading/test_template.py reads its memory).
 
 ``Zygotes`` is where a batch job gets each student's zygote: a template's fresh fork, or, where a
 mode's launcher must exec (bwrap builds its view before Python starts), one zygote kept for the
-job (its students then share its namespaces and uid; it cleans up between them, worker.py).
+job (its students then share its namespaces and uid; it cleans up between them, zygote_server.py).
 """
 
 import contextlib

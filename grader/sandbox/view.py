@@ -21,7 +21,7 @@ INSIDE = Path("/sandbox")   # where lib/, submission/ and work/ appear in a name
 SYSTEM_LIBS = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/lib32",
                "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d")
 PROBED = ("torch", "numpy", "jaxtyping", "beartype", "einops")  # packages the worker imports
-DEVICES = ("null", "zero", "full", "random", "urandom")  # the device nodes every worker opens (worker.py's too)
+DEVICES = ("null", "zero", "full", "random", "urandom")  # the device nodes every worker opens (zygote_server.py's too)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -33,7 +33,8 @@ from seam.upload import graded_modules
 from .folders import remove
 from .procs import children, kill, tail
 
-WORKER = Path(__file__).with_name("worker.py")
+ZYGOTE = Path(__file__).with_name("zygote_server.py")  # the zygote's own script
+WORKER = Path(__file__).with_name("worker.py")  # the worker's, which the zygote imports
 LANDLOCK = Path(__file__).with_name("landlock.py")
 SECCOMP = Path(__file__).with_name("seccomp.py")
 LIMITS = Path(__file__).with_name("limits.py")  # the worker reads its Limits and their messages there
@@ -51,7 +52,7 @@ def stage_lib(lib: Path, seam: bool) -> None:
             shutil.copytree(source, lib / name, ignore=shutil.ignore_patterns("__pycache__"),
                             copy_function=shutil.copyfile)
     lib.mkdir(exist_ok=True)
-    for script in (WORKER, LANDLOCK, SECCOMP, LIMITS, SPAWN, FOLDERS):  # imported by these names
+    for script in (ZYGOTE, WORKER, LANDLOCK, SECCOMP, LIMITS, SPAWN, FOLDERS):  # imported by these names
         shutil.copyfile(script, lib / script.name)
     for d, _, files in os.walk(lib):
         os.chmod(d, 0o755)
@@ -80,7 +81,7 @@ class Zygote:
     """The sandboxed process that forks workers: one per Sandbox, or one per student of a batch
     job (forked from its ``template``).
 
-    Its folder (0711, root's): lib/ (the seam, the worker script; world-readable), inbox/ (the
+    Its folder (0711, root's): lib/ (the seam, the zygote's and worker's scripts; world-readable), inbox/ (the
     current submission's modules, restaged before each fork), work/ (scratch, emptied by the
     zygote between two workers), and a log per worker. In the namespaced modes the zygote's view
     holds only Python, lib/, inbox/ and a work tmpfs (isolation.py)."""

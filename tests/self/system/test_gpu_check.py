@@ -1,6 +1,7 @@
 """benchmarks/gpu_check.py, the one-shot check for a CUDA machine, tested here without one: it
 refuses to start without CUDA ("needs CUDA", exit 3, nothing written), and its --dry-run-cpu
-runs every step on tiny sizes on the CPU, writing the same log and summary.json."""
+runs every step on tiny sizes on the CPU, writing the same log and summary.json: the batch step
+too, with --gpu skip where a GPU run says --gpu require."""
 
 import importlib.util
 import json
@@ -11,6 +12,7 @@ import pytest
 import torch
 
 from grader.paths import ROOT
+from grader.sandbox.isolation import Isolation
 from tests.self.bugs import all_bugs
 
 SCRIPT = ROOT / "benchmarks" / "gpu_check.py"
@@ -40,7 +42,7 @@ def test_needs_cuda(tmp_path):
 
 def test_dry_run_cpu(tmp_path):
     out = tmp_path / "out"
-    proc = run("--dry-run-cpu", "--out", str(out), "--grade-limit", "1", "--budget", "400")
+    proc = run("--dry-run-cpu", "--out", str(out), "--grade-limit", "1", "--budget", "500")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["ok"] and summary["dry_run_cpu"]
@@ -54,6 +56,15 @@ def test_dry_run_cpu(tmp_path):
     # the no-namespace mode: graded with full marks, or refused by this machine with its reason
     assert uid["slug"] == "reference-uid"
     assert uid.get("score", -1) == uid.get("max") or uid.get("unavailable") or uid.get("unsupported")
+    # the batch: two students, one job, both zygotes forks of its template, in a mode that forks them
+    batch = summary["batch"]
+    assert batch["rc"] == 0 and batch["problems"] == [] and batch["only"] == ["benchmarking"]
+    assert Isolation.detect(batch["mode"], batch=True).spawns
+    assert f"--jobs 1 --isolation {batch['mode']} --gpu skip --only benchmarking" in batch["command"]
+    assert sorted(batch["students"]) == ["alice", "bob"]
+    for got in batch["students"].values():
+        assert got["status"] == "graded" and got["score"] == got["max"] == reference["max"], got
+        assert got["gpu_tests_run"] == 0 and got["sandbox"].startswith(f"sandbox: {batch['mode']}"), got
     # every planted optim/benchmarking bug and GPU-only mistake still applies to the reference
     gc = script_module()
     planted = [b for b in all_bugs() if b.problem in gc.BUG_PROBLEMS]

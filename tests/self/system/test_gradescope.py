@@ -47,8 +47,8 @@ def test_zip_layout(tmp_path):
     for problem in PROBLEMS:
         layout = files(problem)
         assert {layout.reference.as_posix(), layout.hidden_test.as_posix(), layout.public_test.as_posix()} <= names
-    assert {"pyproject.toml", "README.md", "grader/gradescope.py", "grader/sandbox/worker.py",
-            "seam/__init__.py", "tests/conftest.py"} <= names
+    assert {"pyproject.toml", "README.md", "grader/gradescope.py", "grader/sandbox/zygote_server.py",
+            "grader/sandbox/worker.py", "seam/__init__.py", "tests/conftest.py"} <= names
     leftovers = [n for n in names if "__pycache__" in n or n.endswith(".pyc")
                  or any(part.startswith(".") for part in n.split("/"))]
     assert not leftovers, leftovers

@@ -82,25 +82,23 @@ def test_torchs_adamw_its_kernels_and_the_flop_counter_are_not_in_the_worker():
     assert isinstance(torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))]), torch.optim.Optimizer)  # here: untouched
 
 
-# A process started as the worker is: the zygote's warm-up and imports (grader/sandbox/worker.py,
-# its own functions), its objects frozen, then absent.remove(). It then looks for the removed
+# A process started as the worker is: the zygote's warm-up, then its imports and absent.remove()
+# before it forks (grader/sandbox/zygote_server.py, its own functions). It then looks for the removed
 # modules' code as a student could: every object the garbage collector tracks and what each refers
 # to, and the names a student would try. It prints what it found, as JSON.
 _WORKER_LIKE = r'''
-import gc, importlib, importlib.util, json, pydoc, sys, types, warnings
-spec = importlib.util.spec_from_file_location("sandbox_worker", sys.argv[1])
-worker = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(worker)
-worker.warm(True)                                                  # the zygote: torch warmed, frozen
-for module in ("seam.codec", "seam.callee", "seam.absent"):
-    importlib.import_module(module)
-gc.freeze()
+import gc, importlib, importlib.util, json, os, pydoc, sys, types, warnings
+sys.path.insert(0, os.path.dirname(sys.argv[1]))                   # its lib: worker.py beside it
+spec = importlib.util.spec_from_file_location("zygote_server", sys.argv[1])
+zygote = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(zygote)
+zygote.warm(True)                                                  # the zygote: torch warmed, frozen
 import torch
-from seam import absent
 from seam.problems import RULED
 REMOVED = tuple(sorted({m for r in RULED.values() for m in r.absent if not m.startswith("aten.")}))
 FILES = {sys.modules[m].__file__ for m in REMOVED}
-kept = absent.remove()                                             # the worker, before any student module
+kept = zygote.ready_to_fork()                                      # before it forks any worker
+from seam import absent
 warnings.simplefilter("ignore")  # (touching every object wakes torch's deprecation warnings)
 
 
@@ -177,7 +175,7 @@ def test_nothing_made_in_a_removed_module_is_left_in_the_worker():
     torch/utils/flop_counter.py, under any name: modules' globals (the probes' included), the
     stand-ins, flop_counter's registry, the optimizers the probes hand over and their classes."""
     root = Path(__file__).resolve().parents[3]
-    run = subprocess.run([sys.executable, "-c", _WORKER_LIKE, str(root / "grader/sandbox/worker.py")],
+    run = subprocess.run([sys.executable, "-c", _WORKER_LIKE, str(root / "grader/sandbox/zygote_server.py")],
                          cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True,
                          timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]

@@ -21,7 +21,7 @@ def test_the_zygote_sees_the_driver_mapped(tmp_path):
     a file of that name is mapped, as the CUDA runtime maps the driver at its first call."""
     fake = tmp_path / "libcuda.so.1"
     fake.write_bytes(b"\0" * mmap.PAGESIZE)
-    code = ("import mmap, sys\nsys.path.insert(0, 'grader/sandbox')\nfrom worker import driver_loaded\n"
+    code = ("import mmap, sys\nsys.path.insert(0, 'grader/sandbox')\nfrom zygote_server import driver_loaded\n"
             "before = driver_loaded()\n"
             f"f = open({str(fake)!r}, 'rb'); m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)\n"
             "print(before, driver_loaded())\n")

@@ -1,7 +1,8 @@
 """Each isolation mode's decisions live on its ``Isolation`` (grader/sandbox/isolation.py): the
 command the zygote starts under, what the worker sees and is told, whether a uid is leased,
 whether the scratch is a folder to measure. The zygote and the sandbox ask it and never test a
-mode's name, so a new mode touches only isolation.py and worker.py. Pure decisions: nothing is
+mode's name, so a new mode touches only isolation.py and the scripts it configures (zygote_server.py,
+worker.py). Pure decisions: nothing is
 started here, and no mode need work on this machine."""
 
 import ast
@@ -18,7 +19,7 @@ from grader.sandbox.view import INSIDE, Layout, python_paths
 from seam import Impl
 
 SANDBOX = Path(isolation.__file__).parent
-MAY_NAME_MODES = {"isolation.py", "worker.py"}  # the modes themselves, and the worker they confine
+MAY_NAME_MODES = {"isolation.py"}  # the modes themselves
 
 # mode -> (launcher, namespaces, pivot, landlock allow-list, warns of exposed folders)
 EXPECTED = {
@@ -74,8 +75,9 @@ def test_how_each_mode_starts_its_zygote(mode, layout, monkeypatch):
     outside = {"lib": str(layout.lib), "submission": str(layout.inbox), "work": str(layout.work)}
     where = inside if namespaces else outside
     assert {k: started.config[k] for k in where} == where
-    # bwrap starts the worker inside the view it built; unshare's worker builds it after it started
-    assert started.script == (f"{INSIDE}/lib/worker.py" if launcher == "bwrap" else f"{layout.lib}/worker.py")
+    # bwrap starts the zygote inside the view it built; unshare's zygote builds it after it started
+    assert started.script == (f"{INSIDE}/lib/zygote_server.py" if launcher == "bwrap"
+                              else f"{layout.lib}/zygote_server.py")
     assert started.cwd == ("/" if namespaces else str(layout.work))
     config = started.config
     assert "mode" not in config                      # the worker is told decisions, never the name
@@ -154,8 +156,8 @@ def test_the_rule_sees_a_branch_on_a_mode():
     assert _mode_names_compared(ast.parse('cfg = {"uid": 1}\nok = cfg["uid"] is None\n')) == []
 
 
-def test_only_isolation_and_the_worker_name_a_mode():
-    """Zygote, Sandbox and the rest ask the Isolation; none branches on a mode's name."""
+def test_only_isolation_names_a_mode():
+    """Zygote, Sandbox, the scripts and the rest ask the Isolation; none branches on a mode's name."""
     found = {}
     for path in sorted(SANDBOX.glob("*.py")):
         if path.name in MAY_NAME_MODES:
@@ -166,8 +168,9 @@ def test_only_isolation_and_the_worker_name_a_mode():
     assert not found, f"a mode's name decides outside isolation.py: {found}"
 
 
-def test_the_worker_is_told_decisions_not_the_mode():
-    source = (SANDBOX / "worker.py").read_text()
+@pytest.mark.parametrize("script", ["zygote_server.py", "worker.py"])
+def test_the_zygote_and_the_worker_are_told_decisions_not_the_mode(script):
+    source = (SANDBOX / script).read_text()
     assert 'cfg["mode"]' not in source and "cfg['mode']" not in source
     assert _mode_names_compared(ast.parse(source)) == []
 
