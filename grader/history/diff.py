@@ -182,7 +182,7 @@ def what(test_id: str, c: dict) -> str:
         else:
             parts.append(f"tolerance {label} " + " -> ".join(str(x) for x in tols))
     if c.get("cases"):
-        parts.append("cases " + ", ".join(short(q, test_id) for q in c["cases"]))
+        parts.append("cases changed (" + ", ".join(short(q, test_id) for q in c["cases"]) + ")")
     if c.get("code"):
-        parts.append("code " + ", ".join(short(q, test_id) for q in c["code"]))
+        parts.append("checking code changed (" + ", ".join(short(q, test_id) for q in c["code"]) + ")")
     return "; ".join(parts) or "changed"

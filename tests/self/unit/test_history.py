@@ -92,8 +92,8 @@ def test_points_tolerance_and_cases_changes(tmp_path):
         "points": [2.0, 3.0], "tolerance": {"tests.common.optim.TRAJ": ["rtol=1e-05, atol=1e-06", "rtol=0.0001, atol=1e-06"]},
         "cases": ["tests.public.test_optim.SMALL"], "code": ["seam.probes.optim.run_closure"]}}
     line = what(T + "test_adamw", compose([(changes, "why")])[T + "test_adamw"])
-    assert line == ("points 2 -> 3; tolerance common.optim.TRAJ rtol 1e-05 -> 0.0001; cases SMALL; "
-                    "code probes.optim.run_closure")
+    assert line == ("points 2 -> 3; tolerance common.optim.TRAJ rtol 1e-05 -> 0.0001; cases changed (SMALL); "
+                    "checking code changed (probes.optim.run_closure)")
 
 
 def test_a_shared_check_is_told_once_with_how_many_tests_reach_it(tmp_path):
