@@ -97,11 +97,9 @@ def regenerate(jobs: int, say=print) -> int:
             continue
         command = step.command(stale, jobs)
         say(f"{step.name}: stale: {'; '.join(stale)}\n  $ {' '.join(command)}")
-        run = subprocess.run([sys.executable, *command[1:]], cwd=ROOT, capture_output=True, text=True)
-        tail = (run.stdout + run.stderr).strip().splitlines()[-15:]
+        run = subprocess.run([sys.executable, *command[1:]], cwd=ROOT)  # its output as it comes
         took = time.monotonic() - t
         if run.returncode != 0:
-            say("\n".join("  | " + line for line in tail))
             say(f"{step.name}: its command failed (exit {run.returncode}) after {took:.0f} s")
             return 1
         if still := step.stale():

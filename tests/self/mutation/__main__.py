@@ -21,8 +21,9 @@ does with each mutant (``plan``):
 - its source and the problem's hash unchanged: kept;
 - the problem's hash changed, the mutant killed by a named test: re-checked on that test alone
   ("quick"). If it still fails, the mutant is still killed: a killed verdict needs one failing
-  graded test, whatever else changed, so the record is right. If it now passes (or the test is
-  gone), the mutant is graded on the whole suite, as a new one is;
+  graded test, whatever else changed, so the record is right. If it now passes, the test is
+  gone, or the re-check timed out or broke (which says nothing of that test), the mutant is
+  graded on the whole suite, as a new one is;
 - killed by a timeout or an error, or a survivor not in equivalent.md (a hole in the tests):
   the whole suite, since any test of the new suite might kill it;
 - a survivor with its reason in equivalent.md, its source unchanged: kept. Its reason says no
@@ -343,8 +344,8 @@ def regrade(problems: list[str], all_mutants: dict[str, list[Mutant]], record: d
     counter, again = [0], []
 
     def done(problem, mutant, killed_by, rechecked=False):
-        if rechecked and not killed_by:  # its killing test passes now: the whole suite decides
-            again.append((problem, mutant))
+        if rechecked and not killing_test(killed_by):  # its test passes now, or the re-check itself
+            again.append((problem, mutant))              # broke or hung: the whole suite decides
             return
         record[problem]["mutants"][mutant.id] = {"source": source_hash(mutant), "killed_by": killed_by}
         if not killed_by:
