@@ -36,13 +36,15 @@ from seam.problems import PROBLEMS
 def run_tests(impl, gpu: str, cuda: bool, time_limit: float, quiet: bool,
               problems: list[str] | None = None, unknown_gpu: str | None = None,
               record: Path | None = None, first_failure: bool = False,
-              gpu_uuid: str | None = None) -> GraderPlugin:
+              gpu_uuid: str | None = None, only: set[str] | None = None) -> GraderPlugin:
     """Run the graded tests (of ``problems``, default all) against ``impl``; the plugin holds
     one fact per test. ``unknown_gpu``: this GPU's name if the peak table lacks it. ``record``:
     also write pytest-json-report's raw record there. ``first_failure``: stop at the first test
     that does not pass (mutation testing only needs to know whether one fails). ``gpu_uuid``:
-    the device each GPU-marked test holds alone (gpu.device_lock). Safe to call many times in
-    one process (batch does): each call is a fresh pytest session."""
+    the device each GPU-marked test holds alone (gpu.device_lock). ``only``: the names of the
+    tests to run (a node id's last part, parameters included), the problems' others deselected
+    (a recorded verdict re-checked on the test that gave it). Safe to call many times in one
+    process (batch does): each call is a fresh pytest session."""
     plugin = GraderPlugin(impl, gpu=gpu, cuda=cuda, time_limit=time_limit, unknown_gpu=unknown_gpu,
                           gpu_uuid=gpu_uuid)
     paths = [problem_file(p, kind) for kind in ("public_test", "hidden_test") for p in problems] if problems else TEST_DIRS
@@ -52,6 +54,7 @@ def run_tests(impl, gpu: str, cuda: bool, time_limit: float, quiet: bool,
     if record is not None:
         args += ["--json-report", f"--json-report-file={record}", "--json-report-omit", "collectors",
                  "keywords", "--json-report-indent=1"]
+    plugins = [plugin] if only is None else [plugin, _Only(only)]
     sink = io.StringIO() if quiet else sys.stderr
     # Garbage collection is most of a short session's cost: this process holds torch's ~200k
     # objects (more in a long batch), and a full collection scans them all. pytest's
@@ -63,13 +66,24 @@ def run_tests(impl, gpu: str, cuda: bool, time_limit: float, quiet: bool,
     gc.freeze()
     try:
         with contextlib.redirect_stdout(sink):
-            code = pytest.main(args, plugins=[plugin])
+            code = pytest.main(args, plugins=plugins)
     finally:
         gc.unfreeze()
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) or plugin.collection_errors:
         raise RuntimeError(f"the test run itself failed (pytest exit {int(code)}): "
                            + "; ".join(plugin.collection_errors))
     return plugin
+
+
+class _Only:
+    """Deselects every collected test whose name is not in ``names``."""
+    def __init__(self, names: set[str]):
+        self.names = set(names)
+
+    def pytest_collection_modifyitems(self, config, items):
+        kept = [i for i in items if i.name in self.names]
+        config.hook.pytest_deselected(items=[i for i in items if i.name not in self.names])
+        items[:] = kept
 
 
 @dataclasses.dataclass(frozen=True)

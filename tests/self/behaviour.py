@@ -2,11 +2,12 @@
 function that absence and behaviour alone defend.
 
     python -m tests.self.behaviour record [PROBLEM ...]   (writes tests/self/behaviour.json, minutes)
+    python -m tests.self.behaviour --check                (lists the problems whose entry is stale)
 
 Each planted shortcut (tests/self/shortcuts/), and a library-only one per function below, is graded
 in the grader's sandbox (what a rule forbids is absent there) with the honest-work watch switched
 off, as if a student had blinded it: the points it earns on the tests that call its function are
-the points it keeps ("taken"); the rest are held by absence (the forbidden code raises) and by
+the points it keeps ("taken"; only those tests are run for it); the rest are held by absence (the forbidden code raises) and by
 cases the library cannot answer (a format torch has no dtype for, a layout it will not build).
 "how" tests measure what the code runs, so a blinded watch passes them: they count as taken. The
 reference's run says which tests call which function. docs/honest-work.md's trust table is made from this
@@ -17,6 +18,7 @@ import ast
 import contextlib
 import hashlib
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -28,7 +30,7 @@ from grader.sandbox.sandbox import Sandbox
 from grader.paths import BEHAVIOUR, REFERENCE, ROOT, problem_file
 from seam import InProcess
 from seam.problems import PROBLEMS, RULED, touched
-from tests.self.mutation.__main__ import tests_hash
+from tests.self.mutation.inputs import tests_hash
 from tests.self.shortcuts import Shortcut, all_shortcuts
 
 RECORD = BEHAVIOUR
@@ -159,8 +161,9 @@ def _params(problem: str, name: str) -> tuple[str, str]:
     return ast.unparse(plain), ", ".join(a.arg for a in args.args)
 
 
-def _facts(impl, problem: str) -> list:
-    return list(run_tests(impl, gpu="skip", cuda=False, time_limit=60, quiet=True, problems=[problem]).facts.values())
+def _facts(impl, problem: str, only: set[str] | None = None) -> list:
+    return list(run_tests(impl, gpu="skip", cuda=False, time_limit=60, quiet=True, problems=[problem],
+                          only=only).facts.values())
 
 
 @contextlib.contextmanager
@@ -177,8 +180,10 @@ def _blind(folder: Path, problem: str):
 
 
 def inputs_hash(problem: str) -> str:
-    """What the record of a problem depends on: its graded tests and the seam (the mutation
-    record's hash), its reference and its shortcuts."""
+    """What the record of a problem depends on: what its mutants' verdicts depend on (the
+    mutation record's hash: its graded tests and data, the submission's other modules, the
+    graded machinery its run imports, tests/self/mutation/inputs.py), its reference and its
+    shortcuts, and this file."""
     h = hashlib.sha256(tests_hash(problem).encode())
     for path in (problem_file(problem, "reference"), ROOT / "tests/self/shortcuts" / f"{problem}.py", Path(__file__)):
         h.update(path.read_bytes() if path.exists() else b"")
@@ -193,13 +198,15 @@ def record(problems=None) -> dict:
     out = {}
     for problem in sorted({f.split(".")[0] for f in RULED} & set(problems or PROBLEMS)):
         graded = _facts(InProcess(REFERENCE, package=f"behaviour_ref_{problem}", watched=False), problem)
+        if bad := [f.nodeid for f in graded if f.outcome not in ("passed", "skipped")]:
+            raise SystemExit(f"the reference itself fails {bad}: fix that before recording")
         functions = {}
         for function in sorted(f for f in RULED if f.startswith(problem + ".")):
             tests = {f.nodeid.split("::")[-1]: f for f in graded if touched(f.functions, {function: ""})}
             taken = {}
             for shortcut in (s for s in shortcuts if s.qualified == function):
                 with tempfile.TemporaryDirectory() as tmp, _blind(shortcut.build(Path(tmp) / "s"), problem) as box:
-                    got = _facts(box, problem)
+                    got = _facts(box, problem, only=set(tests))
                 passed = {f.nodeid.split("::")[-1] for f in got if f.outcome == "passed"}
                 taken[shortcut.name] = sorted(name for name, t in tests.items() if name in passed or t.how)
                 print(f"{function}: {shortcut.name}: {sum(tests[n].points for n in taken[shortcut.name]):g} "
@@ -215,12 +222,26 @@ def load() -> dict:
     return json.loads(RECORD.read_text()) if RECORD.exists() else {}
 
 
+def stale(record: dict | None = None) -> list[str]:
+    """The ruled problems whose entry is missing or was made from other inputs."""
+    record = load() if record is None else record
+    ruled = sorted({f.split(".")[0] for f in RULED})
+    return [p for p in ruled if record.get(p, {}).get("inputs") != inputs_hash(p)]
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--check"]:
+        late = stale()
+        print(f"stale for {', '.join(late)}" if late else "current")
+        return 1 if late else 0
     if argv[:1] == ["record"]:  # record [PROBLEM ...]: those problems' entries anew, the rest kept
         unknown = set(argv[1:]) - set(PROBLEMS)
         if unknown:
             print(f"no such problem(s): {sorted(unknown)}", file=sys.stderr)
             return 2
+        # the graded tests use no third-party pytest plugin; not loading them makes each of the
+        # many short sessions here cheaper (the reference's run, under the same, must pass)
+        os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         fresh = record(argv[1:] or None)
         RECORD.write_text(json.dumps({**(load() if argv[1:] else {}), **fresh}, indent=1, sort_keys=True) + "\n")
         print(f"wrote {RECORD.relative_to(ROOT)}")

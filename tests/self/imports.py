@@ -9,12 +9,13 @@ import ast
 from pathlib import Path
 
 
-def modules(root: Path, tops: tuple[str, ...]) -> dict[str, Path]:
-    """Dotted name -> file, for every module under the ``tops`` packages of ``root``."""
+def modules(root: Path, tops: tuple[str, ...], skip: tuple[str, ...] = ()) -> dict[str, Path]:
+    """Dotted name -> file, for every module under the ``tops`` packages of ``root``, less
+    those under the folders ``skip`` (relative to ``root``)."""
     out = {}
     for top in tops:
         for path in sorted((root / top).rglob("*.py")):
-            if "__pycache__" in path.parts:
+            if "__pycache__" in path.parts or any(path.is_relative_to(root / s) for s in skip):
                 continue
             parts = path.relative_to(root).with_suffix("").parts
             out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
@@ -38,9 +39,9 @@ def _known(name: str, known: dict) -> str | None:
     return name or None
 
 
-def graph(root: Path, tops: tuple[str, ...] = ("grader", "seam")) -> dict[str, set[str]]:
-    """Module -> the modules of the house it imports."""
-    known = modules(root, tops)
+def graph(root: Path, tops: tuple[str, ...] = ("grader", "seam"), skip: tuple[str, ...] = ()) -> dict[str, set[str]]:
+    """Module -> the modules of the house it imports (``skip``: as ``modules``)."""
+    known = modules(root, tops, skip)
     edges: dict[str, set[str]] = {name: set() for name in known}
     for name, path in known.items():
         for node in ast.walk(ast.parse(path.read_text(), str(path))):

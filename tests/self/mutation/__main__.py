@@ -10,14 +10,32 @@ if one fails or it runs past the time limit, and *survives* if all pass. A survi
 the tests, or an equivalent mutant (a change no test could see: the reason is recorded in
 equivalent.md, the one file of such reasons).
 
-Incremental: record.json keeps each mutant's outcome with a hash of the mutant's source and of
-what its problem's graded tests depend on (``tests_hash``): its own tests, snapshot, probe and
-helpers (``hashed_files``), the machinery every graded test imports whole (tests/checks.py,
-tests/snapshot.py, the conftest, every module of the seam), and of the registry
-(seam/problems.py) only what concerns it: the file less the other problems' entries, NO_RULE
-lines and rules (``registry_part``). So a new problem, or another problem's title or rule,
-leaves this record current; a change to the shared machinery makes every problem's stale. Only
-mutants whose hash changed are run again (`--all`: every one).
+Incremental, and stale only where a verdict could move. record.json keeps, per problem, a hash
+of what its verdicts depend on (``tests``: tests/self/mutation/inputs.py says what: its graded
+tests and data, the submission's other modules, and the graded machinery its run imports, by
+syntax tree) and, per mutant, a hash of its source and its verdict: ``killed_by``, the first
+graded test it failed ("timeout", "error: <type>"), or null if it passed them all. What a run
+does with each mutant (``plan``):
+
+- its source changed, or it is new: graded on the whole suite;
+- its source and the problem's hash unchanged: kept;
+- the problem's hash changed, the mutant killed by a named test: re-checked on that test alone
+  ("quick"). If it still fails, the mutant is still killed: a killed verdict needs one failing
+  graded test, whatever else changed, so the record is right. If it now passes, the test is
+  gone, or the re-check timed out or broke (which says nothing of that test), the mutant is
+  graded on the whole suite, as a new one is;
+- killed by a timeout or an error, or a survivor not in equivalent.md (a hole in the tests):
+  the whole suite, since any test of the new suite might kill it;
+- a survivor with its reason in equivalent.md, its source unchanged: kept. Its reason says no
+  test of the spec can tell it from the reference; if a new test did, the record would only
+  understate the score (equivalents leave the score's denominator, a killed one adds to its
+  numerator), never pass the bar falsely. `--all` regrades them too.
+
+So a message changed in a seam module the run imports costs one quick test per killed mutant
+(about 0.1-0.2 s each on one core); a module no run imports (seam/check.py), a comment or
+whitespace costs nothing. Every grade runs with pytest's plugin autoload off (the graded
+tests use no third-party plugin), the same for the baseline: the reference must pass every
+test so, and a plugin whose absence failed a test would fail it there first.
 
 The score of a problem is killed / (mutants - equivalent); the bar is 90% for every problem and
 95% overall. survivors.md lists every survivor, equivalent or not, with its diff line.
@@ -36,9 +54,8 @@ import time
 from pathlib import Path
 
 from grader.paths import REFERENCE, ROOT, STUBS, problem_file
-from grader.provenance import graded_files
-from grader.scaffold import REGISTRY, registry_lines
-from seam.problems import PROBLEMS, owner
+from seam.problems import PROBLEMS
+from tests.self.mutation.inputs import hashed_files, registry_part, tests_hash  # noqa: F401 (used by the tests)
 from tests.self.mutation.mutants import Mutant, module_mutants
 from tests.self.submissions import reference_with
 
@@ -48,33 +65,6 @@ EQUIVALENT = HERE / "equivalent.md"
 SURVIVORS = HERE / "survivors.md"
 BAR_PROBLEM, BAR_OVERALL = 0.90, 0.95
 MEMORY_BYTES = 6 << 30   # per mutant: a slip that allocates without bound is killed, not the machine
-
-
-def hashed_files(problem: str) -> list[Path]:
-    """What decides whether a mutant of ``problem`` is killed: every file a grade depends on
-    (provenance.graded_files: the graded tests, their data and helpers, tests/checks.py, the
-    seam and its probes), less the reference (a mutant's own source is hashed apart) and less
-    the files of the layout that belong to another problem."""
-    def ours(path: Path) -> bool:
-        found = owner(path.relative_to(ROOT))
-        return found is None or found[1] == problem
-    return [f for f in graded_files() if not f.is_relative_to(REFERENCE) and ours(f)]
-
-
-def registry_part(text: str, problem: str) -> str:
-    """The registry's text as it concerns ``problem``: its lines less those that concern other
-    problems only (grader/scaffold.py ``registry_lines``: their entries, NO_RULE lines, rules)."""
-    owned = registry_lines(text)
-    others = set().union(*(lines for p, lines in owned.items() if p != problem)) - owned.get(problem, set())
-    return "".join(line for i, line in enumerate(text.splitlines(keepends=True)) if i not in others)
-
-
-def tests_hash(problem: str) -> str:
-    h = hashlib.sha256()
-    for f in hashed_files(problem):
-        data = registry_part(f.read_text(), problem).encode() if f == ROOT / REGISTRY else f.read_bytes()
-        h.update(f.relative_to(ROOT).as_posix().encode() + b"\0" + data + b"\0")
-    return h.hexdigest()[:16]
 
 
 def source_hash(mutant: Mutant) -> str:
@@ -108,47 +98,73 @@ def load_equivalent() -> dict[str, dict[str, str]]:
     return parse_equivalent(EQUIVALENT.read_text()) if EQUIVALENT.exists() else {}
 
 
-def stale(problem: str, mutants: list[Mutant], record: dict) -> list[Mutant]:
+def killing_test(killed_by: str | None) -> bool:
+    """Whether a recorded verdict names the one test that killed the mutant (not a timeout or
+    an error of the run, which no single test reproduces)."""
+    return bool(killed_by) and killed_by != "timeout" and not killed_by.startswith("error: ")
+
+
+def plan(problem: str, mutants: list[Mutant], record: dict, equivalent: dict) -> dict[str, list[Mutant]]:
+    """What each mutant needs for its recorded verdict to be current: "keep" it, "quick" (re-run
+    only its recorded killing test) or "full" (its problem's whole suite). See the module's
+    docstring for why each is sound."""
     entry = record.get(problem, {})
-    if entry.get("tests") != tests_hash(problem):
-        return list(mutants)
-    done = entry.get("mutants", {})
-    return [m for m in mutants if done.get(m.id, {}).get("source") != source_hash(m)]
+    done, same = entry.get("mutants", {}), entry.get("tests") == tests_hash(problem)
+    out: dict[str, list[Mutant]] = {"keep": [], "quick": [], "full": []}
+    for m in mutants:
+        was = done.get(m.id)
+        if was is None or was.get("source") != source_hash(m):
+            out["full"].append(m)
+        elif same or (not was.get("killed_by") and m.id in equivalent.get(problem, {})):
+            out["keep"].append(m)
+        else:
+            out["quick" if killing_test(was.get("killed_by")) else "full"].append(m)
+    return out
+
+
+def stale(problem: str, mutants: list[Mutant], record: dict, equivalent: dict | None = None) -> list[Mutant]:
+    steps = plan(problem, mutants, record, load_equivalent() if equivalent is None else equivalent)
+    return steps["quick"] + steps["full"]
 
 
 # -- running one mutant ------------------------------------------------------------------------
 
-def _grade(problem: str, mutant: Mutant, time_limit: float) -> str | None:
-    """In a forked child: the first graded test this mutant fails, or None if it passes them all."""
+def _grade(problem: str, mutant: Mutant, time_limit: float, only: str | None = None) -> str | None:
+    """In a forked child: the first graded test this mutant fails, or None if it passes them all
+    (``only``: of the tests of that name alone)."""
     from grader.grade import run_tests
     from seam import InProcess
     folder = reference_with(Path(tempfile.mkdtemp(prefix="mutant_")), {problem: mutant.source})
     try:
         impl = InProcess(folder, package=f"mutant_{os.getpid()}")
         facts = run_tests(impl, gpu="skip", cuda=False, time_limit=time_limit, quiet=True,
-                          problems=[problem], first_failure=True).facts.values()
+                          problems=[problem], first_failure=True, only=None if only is None else {only}).facts.values()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     failed = [f.nodeid.split("::")[-1] for f in facts if f.outcome not in ("passed", "skipped")]
     return failed[0] if failed else None
 
 
-def _limited(problem: str, mutant: Mutant, time_limit: float) -> dict:
+def _limited(problem: str, mutant: Mutant, time_limit: float, only: str | None = None) -> dict:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
-    return {"killed_by": _grade(problem, mutant, time_limit)}
+    return {"killed_by": _grade(problem, mutant, time_limit, only)}
 
 
-def run_mutants(jobs: list[tuple[str, Mutant]], workers: int, timeout: float, on_done) -> None:
+def run_mutants(jobs: list[tuple[str, Mutant]], workers: int, timeout: float, on_done,
+                only: dict[str, str] | None = None) -> None:
     """Grade each (problem, mutant) in a forked child, ``workers`` at a time; a child past
     ``timeout`` seconds is killed and its mutant counts as killed ("timeout"), and one whose run
-    itself broke (e.g. out of memory) as killed by that error: the slip is caught."""
+    itself broke (e.g. out of memory) as killed by that error: the slip is caught. ``only``:
+    mutant id -> the one test (by name) to grade that mutant on."""
+    only = only or {}
+
     def done(key, result):
         problem, mutant = key
         if result is None:
             on_done(problem, mutant, "timeout")
         else:
             on_done(problem, mutant, f"error: {result['error']}" if "error" in result else result["killed_by"])
-    forked([((p, m), lambda p=p, m=m: _limited(p, m, timeout)) for p, m in jobs], workers, timeout, done)
+    forked([((p, m), lambda p=p, m=m: _limited(p, m, timeout, only.get(m.id))) for p, m in jobs], workers, timeout, done)
 
 
 def forked(jobs: list[tuple], workers: int, timeout: float, on_done) -> None:
@@ -200,14 +216,14 @@ def forked(jobs: list[tuple], workers: int, timeout: float, on_done) -> None:
             on_done(key, result)
 
 
-def warm_up() -> None:
+def warm_up(problems: list[str] | None = None) -> None:
     """Import torch and every test module, and let the reference remember its answers, before
     forking: each child then pays only for its own mutant. Also the baseline: the unmutated
     reference, graded exactly as a mutant is, must pass everything."""
     from grader.grade import run_tests
     from seam import InProcess
     facts = run_tests(InProcess(REFERENCE, package="mutation_baseline"), gpu="skip", cuda=False,
-                      time_limit=60, quiet=True).facts.values()
+                      time_limit=60, quiet=True, problems=problems).facts.values()
     bad = [f.nodeid for f in facts if f.outcome not in ("passed", "skipped")]
     if bad:
         raise SystemExit(f"the reference itself fails {bad}: fix that before mutation testing")
@@ -241,7 +257,7 @@ def summarise(all_mutants: dict[str, list[Mutant]], record: dict, equivalent: di
     for problem, mutants in all_mutants.items():
         done = record.get(problem, {}).get("mutants", {})
         eq = equivalent.get(problem, {})
-        n_stale = len(stale(problem, mutants, record))
+        n_stale = len(stale(problem, mutants, record, equivalent))
         killed = sum(1 for m in mutants if done.get(m.id, {}).get("killed_by"))
         alive_eq = [m.id for m in mutants if m.id in eq and m.id in done and not done[m.id].get("killed_by")]
         n_eq, n_spec = len(alive_eq), sum(eq[i].startswith(SPEC_SILENT) for i in alive_eq)
@@ -307,6 +323,50 @@ def unknown_equivalents(all_mutants, record, equivalent) -> list[str]:
     return bad
 
 
+def regrade(problems: list[str], all_mutants: dict[str, list[Mutant]], record: dict, equivalent: dict,
+            workers: int, timeout: float, everything: bool = False) -> dict:
+    """Bring ``problems``' entries of the record up to date (``plan``; ``everything``: all in
+    full), write it, and return it as written."""
+    steps = {p: (plan(p, all_mutants[p], record, equivalent) if not everything
+                 else {"keep": [], "quick": [], "full": list(all_mutants[p])}) for p in problems}
+    quick = [(p, m) for p in problems for m in steps[p]["quick"]]
+    full = [(p, m) for p in problems for m in steps[p]["full"]]
+    print(f"{len(quick) + len(full)} mutant(s) to run: {len(quick)} re-checked on the test that killed them, "
+          f"{len(full)} on the whole suite", flush=True)
+    if not quick and not full:
+        return record
+    touched = sorted({p for p, _ in quick + full})
+    warm_up(touched)
+    started = time.monotonic()
+    old = {p: record.get(p, {}).get("mutants", {}) for p in touched}
+    for p in touched:  # a new entry per problem run, keeping what is current
+        record[p] = {"tests": tests_hash(p), "mutants": {m.id: old[p][m.id] for m in steps[p]["keep"]}}
+    counter, again = [0], []
+
+    def done(problem, mutant, killed_by, rechecked=False):
+        if rechecked and not killing_test(killed_by):  # its test passes now, or the re-check itself
+            again.append((problem, mutant))              # broke or hung: the whole suite decides
+            return
+        record[problem]["mutants"][mutant.id] = {"source": source_hash(mutant), "killed_by": killed_by}
+        if not killed_by:
+            print(f"  survived  {problem}:{mutant.line}  {mutant.id}", flush=True)
+        counter[0] += 1
+        if counter[0] % 100 == 0:
+            print(f"  {counter[0]} done", flush=True)
+
+    try:
+        if quick:
+            run_mutants(quick, workers, timeout, lambda p, m, k: done(p, m, k, rechecked=True),
+                        only={m.id: old[p][m.id]["killed_by"] for p, m in quick})
+            print(f"  re-checked {len(quick)} in {time.monotonic() - started:.0f} s: {len(quick) - len(again)} "
+                  f"still killed, {len(again)} to the whole suite", flush=True)
+        run_mutants(full + again, workers, timeout, done)
+    finally:  # an interrupted run keeps what it finished
+        record = save(record, set(touched), all_mutants)
+    print(f"ran {len(quick) + len(full) + len(again)} grade(s) in {time.monotonic() - started:.0f} s", flush=True)
+    return record
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.self.mutation", description=__doc__.splitlines()[0])
     parser.add_argument("problems", nargs="*", metavar="PROBLEM")
@@ -322,31 +382,8 @@ def main(argv: list[str]) -> int:
     record, equivalent = load_record(), load_equivalent()
 
     if not args.check:
-        jobs = [(p, m) for p in problems for m in (all_mutants[p] if args.all else stale(p, all_mutants[p], record))]
-        print(f"{len(jobs)} mutant(s) to run", flush=True)
-        if jobs:
-            warm_up()
-            started = time.monotonic()
-            for p in {p for p, _ in jobs}:  # a new entry per problem run, keeping what is current
-                old, now = record.get(p, {}), tests_hash(p)
-                keep = old.get("mutants", {}) if old.get("tests") == now and not args.all else {}
-                record[p] = {"tests": now, "mutants": keep}
-
-            counter = [0]
-
-            def done(problem, mutant, killed_by):
-                record[problem]["mutants"][mutant.id] = {"source": source_hash(mutant), "killed_by": killed_by}
-                if not killed_by:
-                    print(f"  survived  {problem}:{mutant.line}  {mutant.id}", flush=True)
-                counter[0] += 1
-                if counter[0] % 50 == 0:
-                    print(f"  {counter[0]}/{len(jobs)} done", flush=True)
-
-            try:
-                run_mutants(jobs, args.jobs, args.timeout, done)
-            finally:  # an interrupted run keeps what it finished
-                record = save(record, {p for p, _ in jobs}, all_mutants)
-            print(f"ran {len(jobs)} mutant(s) in {time.monotonic() - started:.0f} s", flush=True)
+        os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # see the module's docstring
+        record = regrade(problems, all_mutants, record, equivalent, args.jobs, args.timeout, args.all)
 
     rows, below = summarise(all_mutants, record, equivalent)
     stale_eq = unknown_equivalents(all_mutants, record, equivalent)

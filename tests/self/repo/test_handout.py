@@ -21,7 +21,7 @@ def test_every_problem_is_graded(facts):
 
 def test_handout_is_generated_from_registry_and_rubric(facts):
     """The problem table and every section's heading and points line, as `rubric --write` writes them."""
-    assert stale(facts) == [], "run `python -m grader rubric --write`"
+    assert stale(facts) == [], "run `python -m tests.self.regen` (it runs `python -m grader rubric --write` after the behaviour record it reads)"
 
 
 @pytest.mark.parametrize("problem", PROBLEMS)

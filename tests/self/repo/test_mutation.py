@@ -112,22 +112,26 @@ def test_runner_kills_times_out_and_lets_survive():
 def test_record_is_current_and_meets_the_bar(capsys):
     code = mutation.main(["--check"])
     out = capsys.readouterr().out
-    assert code == 0, ("mutation record stale or below the bar: run `python -m tests.self.mutation` "
-                       "(only what changed reruns)\n" + out)
+    assert code == 0, ("mutation record stale or below the bar: run `python -m tests.self.regen` "
+                       "(it reruns only the verdicts that could move, after the records they depend on)\n" + out)
 
 
 def test_the_hash_covers_what_the_graded_tests_import(monkeypatch):
-    """tests/checks.py, the conftest and the seam are in every problem's hash, so changing them
-    makes every problem's record stale; another problem's tests, and the reference, are not."""
+    """tests/checks.py, the conftest and the seam modules a grade imports are in every problem's
+    hash, so changing their code makes every problem's record stale; another problem's tests, a
+    problem's own reference module (hashed per mutant) and a seam module no grade imports
+    (seam/check.py, the students' command) are not. The submission's other modules are."""
     optim, tensors = set(mutation.hashed_files("optim")), set(mutation.hashed_files("tensors"))
-    shared = {ROOT / "tests/checks.py", ROOT / "tests/conftest.py", ROOT / "seam/codec.py", ROOT / "seam/honest.py"}
+    shared = {ROOT / "tests/checks.py", ROOT / "tests/conftest.py", ROOT / "seam/codec.py", ROOT / "seam/honest.py",
+              ROOT / "seam/review.py", ROOT / "seam/problems.py"}
     assert shared <= optim & tensors
     assert ROOT / "tests/hidden/test_optim.py" in optim - tensors
     assert ROOT / "seam/probes/optim.py" in optim - tensors
-    assert not any(f.is_relative_to(REFERENCE) for f in optim | tensors)
+    assert ROOT / "seam/check.py" not in optim | tensors
+    assert REFERENCE / "optim.py" in tensors - optim and REFERENCE / "tensors.py" in optim - tensors
     before = {p: mutation.tests_hash(p) for p in ("optim", "tensors")}
     read = Path.read_bytes
-    monkeypatch.setattr(Path, "read_bytes", lambda self: read(self) + b"#" if self.name == "checks.py" else read(self))
+    monkeypatch.setattr(Path, "read_bytes", lambda self: read(self) + b"\nx = 1\n" if self.name == "checks.py" else read(self))
     assert all(mutation.tests_hash(p) != h for p, h in before.items())
 
 
