@@ -1,8 +1,9 @@
 """Honest work by absence: what a rule forbids is taken out of the sandbox worker's Python.
 
 A watch in the student's process can be blinded; code that is not there cannot be run. So before
-any student module is imported (grader/sandbox/worker.py, in every isolation mode and in the
-container), each rule's ``absent`` (seam/problems.py) goes:
+any student module is imported (once, in the sandbox's zygote before it forks any worker:
+grader/sandbox/zygote_server.py, in every isolation mode and in the container), each rule's
+``absent`` (seam/problems.py) goes:
 
 - a module (``torch.optim.adamw``, ``torch.utils.flop_counter``): every class and function made
   from its file, or naming it as its module (torch's wrappers of them), is gone under every name.
