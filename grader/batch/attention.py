@@ -31,20 +31,30 @@ def graded_points(results: dict) -> float:
 
 
 def low(entries: list[tuple[str, str, dict | None]], stubs: frozenset[str] = frozenset(),
-        possible: float | None = None) -> list[dict]:
+        possible: float | None = None, unattempted: dict[str, tuple[int, int]] | None = None) -> list[dict]:
     """Each upload at or near zero, from (key, status, results or None): unusable (its status),
-    or graded under ``NEAR_ZERO`` of ``possible`` (the most points any grading graded, by
-    default). ``stubs``: the keys whose every module is the stub as given. Each: student, why,
-    score, possible (the points at stake)."""
+    graded under ``NEAR_ZERO`` of ``possible`` (the most points any grading graded, by default),
+    or one that left half or more of its problems unattempted (``unattempted``: key -> (problems
+    missing or the stub as given, problems graded): a partial upload, perhaps the wrong files,
+    whatever it scored on the rest). ``stubs``: the keys whose every module is the stub as
+    given. Each: student, why, score, possible (the points at stake)."""
     if possible is None:
         possible = max((graded_points(r) for _, _, r in entries if r), default=0.0)
     out = []
     for key, status, results in entries:
         if status in UNUSABLE:
             out.append({"student": key, "why": UNUSABLE[status], "score": 0.0, "possible": possible})
-        elif results is not None and possible and float(results["score"]) < NEAR_ZERO * possible:
-            why = "the stubs as given" if key in stubs else f"{float(results['score']):g} of {possible:g} points"
-            out.append({"student": key, "why": why, "score": float(results["score"]), "possible": possible})
+            continue
+        if results is None or not possible:
+            continue
+        score = float(results["score"])
+        left, of = (unattempted or {}).get(key, (0, 0))
+        if score < NEAR_ZERO * possible:
+            why = "the stubs as given" if key in stubs else f"{score:g} of {possible:g} points"
+            out.append({"student": key, "why": why, "score": score, "possible": possible})
+        elif of and 2 * left >= of:
+            out.append({"student": key, "why": f"{left} of {of} problems missing or the stub as given; "
+                        f"{score:g} of {possible:g} points", "score": score, "possible": possible})
     return out
 
 

@@ -177,8 +177,10 @@ def build(students: list[dict], similarity: dict | None = None) -> dict:
     incidents = [{"student": s["key"], **i} for s in graded for i in attention.incidents(s["results"])]
     incidents += [{"student": s["key"], "what": "the grading", "how": [[s.get("error") or s["status"], 1]],
                    "points": possible} for s in students if s["status"] in attention.UNFINISHED]
+    graded_problems = {s["key"]: {row["problem"] for row in per_problem(s["results"])} for s in graded}
     low = attention.low([(s["key"], s["status"], s["results"]) for s in students],
-                        frozenset(statuses.get("not attempted", ())), possible)
+                        frozenset(statuses.get("not attempted", ())), possible,
+                        {k: (len(skipped[k] & ps), len(ps)) for k, ps in graded_problems.items()})
     report = {
         "students": len(students), "graded": len(graded), "possible": possible,
         "names": {s["key"]: ", ".join(s["who"]) for s in students if s.get("who")},

@@ -5,15 +5,16 @@ Each kind is one item: the students it concerns, by the report's keys, what each
 points at stake, with the anchor of the section below that details it:
 
 - notes for review (seam/review.py): points at stake are the notes' modules' ruled points;
-- zero or near zero (batch/attention.py ``low``): an unusable upload, or a total under
-  ``NEAR_ZERO`` of the points: the points it did not get;
+- zero or near zero (batch/attention.py ``low``): an unusable upload, a total under
+  ``NEAR_ZERO`` of the points, or half or more of the problems missing or the stub as given:
+  the points it did not get;
 - timeouts and crashes: a function that hung or crashed (the failed tests that call it), a
   grading that crashed or was interrupted (every point: it has no grade);
 - likely copies: pairs of two uploads, or an upload and an archived solution (similarity.py):
   the points of the problems they share;
 - close to the reference solution: uploads whose module matches the reference. When more than
   half of the graded class does, a match says nothing of one student (the reference is the
-  natural solution, or it reached everyone): the item counts them instead of naming them.
+  natural solution, or it reached everyone): no item, one "checked" line that counts them.
 
 Nothing here decides a grade; each item is for a person to look at.
 """
@@ -27,7 +28,8 @@ from .words import who
 KINDS = {
     "review": ("Notes for review", "review",
                "Read each line; regrade by hand if it hid a forbidden shortcut (no point was taken for it)"),
-    "low": (f"Zero or near zero (under {NEAR_ZERO:.0%} of the points)", "low",
+    "low": (f"Zero, near zero or half missing (under {NEAR_ZERO:.0%} of the points, or half the problems "
+            f"missing or the stub as given)", "low",
             "Open the upload: the wrong files, a module that fails to import, or nothing done; ask the student"),
     "incidents": ("Timeouts and crashes", "incidents",
                   "A grading that crashed or was interrupted has no grade: run the batch again; a function "
@@ -105,9 +107,9 @@ def act_on(report: dict) -> dict:
     else:
         items.append(_item("copies", copies)) if copies else quiet.append("no likely copy")
     if reference:
-        if close * 2 > report["graded"]:  # most of the class: nobody in particular
-            items.append(_item("reference", [], most=close, of=report["graded"],
-                               modules=sum(len(e["what"].split(", ")) for e in reference)))
+        if close * 2 > report["graded"]:  # most of the class: nobody in particular, nothing to act on
+            quiet.append(f"{close} of {report['graded']} uploads close to the reference solution, most of "
+                         f"the class: its natural form (Similar code lists them)")
         else:
             items.append(_item("reference", reference))
     return {"items": items, "gpu": report.get("gpu"), "quiet": quiet}
@@ -128,16 +130,12 @@ def lines(report: dict) -> list[str]:
     out = []
     for item in panel["items"]:
         head = f"act on: {item['title'].lower()}: "
-        if "most" in item:
-            out.append(head + f"{item['most']} of {item['of']} uploads "
-                       f"({item['modules']} modules): most of the class, named in report.html")
-            continue
         shown = [f"{one_line(entry_text(report, e))} ({e['points']:g} points)" for e in item["entries"][:SHOWN]]
         more = len(item["entries"]) - SHOWN
         out.append(head + f"{len(item['entries'])} ({item['points']:g} points at stake): " + "; ".join(shown)
                    + (f"; and {more} more (report.html)" if more > 0 else ""))
     if not panel["items"]:
-        out.append("act on: nothing (" + ", ".join(panel["quiet"]) + ")")
+        out.append("act on: nothing (" + "; ".join(panel["quiet"]) + ")")
     if panel["gpu"]:
         out.append(gpu_line(panel["gpu"]))
     return out

@@ -111,10 +111,6 @@ def panel(report: dict) -> str:
         out.append("<ul>")
         for item in facts["items"]:
             head = f'<a href="#{item["anchor"]}"><strong>{esc(item["title"])}</strong></a>'
-            if "most" in item:
-                out.append(f"<li>{head}: {item['most']} of {item['of']} uploads ({item['modules']} modules): most of "
-                           f'the class, so nobody in particular. <span class="todo">{esc(item["todo"])}.</span></li>')
-                continue
             n = len(item["entries"])
             rows = "".join(f"<li>{esc(entry_text(report, e))} <small>({_fmt(float(e['points']))} points)</small></li>"
                            for e in item["entries"][:SHOWN])
@@ -124,9 +120,9 @@ def panel(report: dict) -> str:
                        f'<span class="todo">{esc(item["todo"])}.</span><ul>{rows}</ul></li>')
         out.append("</ul>")
         if facts["quiet"]:
-            out.append(f"<p><small>Checked, nothing found: {esc(', '.join(facts['quiet']))}.</small></p>")
+            out.append(f"<p><small>Checked: {esc('; '.join(facts['quiet']))}.</small></p>")
     else:
-        out.append(f"<p>Nothing to act on: {esc(', '.join(facts['quiet']))}.</p>")
+        out.append(f"<p>Nothing to act on: {esc('; '.join(facts['quiet']))}.</p>")
     if facts.get("gpu"):
         out.append(f"<p>{esc(gpu_line(facts['gpu']))}.</p>")
     out.append("</section>")

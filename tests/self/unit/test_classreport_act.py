@@ -80,10 +80,10 @@ def test_nothing_to_act_on_is_one_line():
     assert report["act_on"]["items"] == [] and report["act_on"]["gpu"] is None
     page = _page(report)
     assert page.first == "act", "the panel is the page's first section"
-    assert page.text == ("What to act on Nothing to act on: no note for review, no upload at or near zero, "
-                         "no timeout or crash, no likely copy.")
-    assert summary(report)[1] == ("act on: nothing (no note for review, no upload at or near zero, no timeout or "
-                                  "crash, no likely copy)")
+    assert page.text == ("What to act on Nothing to act on: no note for review; no upload at or near zero; "
+                         "no timeout or crash; no likely copy.")
+    assert summary(report)[1] == ("act on: nothing (no note for review; no upload at or near zero; no timeout or "
+                                  "crash; no likely copy)")
 
 
 def test_a_note_for_review_names_the_student_and_its_modules_stake_once():
@@ -118,11 +118,22 @@ def test_zero_and_near_zero_uploads_with_why_and_what_is_at_stake():
         {"student": "s03", "why": "0 of 10 points", "score": 0.0, "possible": 10.0}]
     assert _kinds(report) == ["low"] and report["act_on"]["items"][0]["points"] == 30.0
     page = _page(report)
-    assert "Zero or near zero (under 10% of the points): 3 (30 points at stake)" in page.text
+    assert ("Zero, near zero or half missing (under 10% of the points, or half the problems missing or the "
+            "stub as given): 3 (30 points at stake)") in page.text
     assert "Name s02 (s02): the stubs as given" in page.text and "s04" not in page.text
     assert "low" in page.links and "low" in page.ids
     assert attention.low([("x", "graded", {"score": 0.9, "tests": _tests([True] * 10)})], possible=10.0) == [
         {"student": "x", "why": "0.9 of 10 points", "score": 0.9, "possible": 10.0}]
+
+
+def test_an_upload_missing_half_its_problems_is_named_whatever_it_scored():
+    """Two problems of twelve handed in, both right: 31 of 213 points is over a tenth, yet the
+    upload is most likely the wrong files or a partial one; five of twelve missing is not named."""
+    results = {"score": 31.0, "tests": _tests([True] * 31)}
+    entries = [("knuth", "graded", results), ("most", "graded", results)]
+    assert attention.low(entries, possible=213.0, unattempted={"knuth": (10, 12), "most": (5, 12)}) == [
+        {"student": "knuth", "why": "10 of 12 problems missing or the stub as given; 31 of 213 points",
+         "score": 31.0, "possible": 213.0}]
 
 
 def test_timeouts_and_crashes_count_each_lost_test_once():
@@ -172,9 +183,9 @@ def test_close_to_the_reference_names_a_few_and_counts_most_of_the_class():
     assert _kinds(few) == ["reference"] and few["act_on"]["items"][0]["entries"][0]["students"] == ["s03"]
     most = build(_class(), {"threshold": 0.5, "compared": 10, "candidates": 6,
                             "pairs": [_pair("flops", f"s{i:02d}", REFERENCE_NAME) for i in range(6)]})
-    item = most["act_on"]["items"][0]
-    assert (item["most"], item["of"], item["entries"]) == (6, 10, [])
-    assert "6 of 10 uploads (6 modules): most of the class" in _page(most).text
+    assert _kinds(most) == [], "most of the class close to the reference: nobody in particular, nothing to act on"
+    assert ("6 of 10 uploads close to the reference solution, most of the class: its natural form"
+            in _page(most).text)
     assert "s05" not in _page(most).text
 
 

@@ -243,3 +243,18 @@ def test_a_regrade_across_a_change_of_the_tests_says_why_in_the_class_report():
     assert "Why the tests changed" in page and "ADA" in page and row["tests_changed"][0]["test"] in page
     note = regrade_note(before["tests"], after["tests"], load())
     assert note.startswith(f"the tests changed since {before['tests']}: {len(after['changes']['tests'])} graded test(s)")
+
+
+def test_grades_of_this_checkout_before_its_hash_is_recorded_changed_nothing(monkeypatch):
+    """A batch made a minute ago by this checkout, whose tests hash is not yet in the record: no
+    test changed since (not "unknown"), and the maintainer is told to record it."""
+    from grader.history import explain, record
+    from grader.provenance import tests_hash
+    current = tests_hash()
+    held = record.load()
+    without = {**held, "entries": [e for e in held["entries"] if e["tests"] != current]}
+    monkeypatch.setattr(explain, "load", lambda: without)
+    code, lines = explain.run(current)
+    assert code == 0 and lines[0] == f"tests hash {current} is this checkout's own: no graded test changed since"
+    assert lines[-1].startswith(f"note: this checkout's tests hash {current} is not recorded")
+    assert explain.run("0123456789abcdef")[0] == 1   # a hash neither recorded nor this checkout's
