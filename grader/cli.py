@@ -1,6 +1,7 @@
 """`python -m grader ...`: every option of the grader is registered here, and only here."""
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -370,4 +371,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     safe_streams()
     args = build_parser().parse_args(argv)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except BrokenPipeError:  # `... | head`: the reader has what it wanted; no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
