@@ -6,8 +6,8 @@ code is neither charged nor noted. Each exception is a door: the allowance that 
 ``x.view(torch.float16)`` through also lets through whatever else fits its shape. So every
 allowance is declared here, with where the code makes it, and needs an attack test beside it: a
 submission that tries to gain through it, graded, asserting it is charged, noted or gains nothing,
-marked ``@pytest.mark.attack("<id>")``. tests/self/repo/test_attack_links.py refuses an allowance
-(or a rule) that no attack test names. docs/rules.md says how to add one.
+marked ``@pytest.mark.attack("<id>")``. The course repository's attack-link check refuses an
+allowance (or a rule) that no attack test names; its docs/rules.md says how to add one.
 """
 
 from types import MappingProxyType

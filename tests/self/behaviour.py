@@ -246,6 +246,9 @@ def main(argv: list[str]) -> int:
         RECORD.write_text(json.dumps({**(load() if argv[1:] else {}), **fresh}, indent=1, sort_keys=True) + "\n")
         print(f"wrote {RECORD.relative_to(ROOT)}")
         return 0
+    if argv[:1] in (["--help"], ["-h"]):
+        print(__doc__)
+        return 0
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -4,7 +4,9 @@ A mutant's verdict (tests/self/mutation) and a shortcut's kept points (tests/sel
 come from grading a submission on one problem's graded tests. What can move them:
 
 - the submission itself: the mutant's own module is hashed apart (its ``source``); the
-  submission's other modules are the reference's (``reference_with``), hashed here byte for byte;
+  submission's other modules are the reference's (``reference_with``): those the module imports
+  (``_imported_modules``: the worker loads a problem's module only when its tests call it) are
+  hashed here byte for byte;
 - the problem's own files of the layout that the grade reads (seam/problems.py ``LAYOUT``): its
   public and hidden tests, snapshot, helpers and probe;
 - of the registry (seam/problems.py), only what concerns the problem (``registry_part``);
@@ -38,6 +40,7 @@ TOPS, SKIP = ("grader", "seam", "tests"), ("tests/self",)
 # What the runner loads to grade without importing it by name: grade.run_tests and InProcess in
 # this process, the conftest pytest loads, and the sandbox's worker scripts, which are run.
 RUNNER = ("grader/grade.py", "seam/__init__.py", "seam/impl.py", "tests/conftest.py", "grader/sandbox/worker.py",
+          "grader/sandbox/zygote_server.py",
           "grader/sandbox/spawn.py")
 
 
@@ -91,16 +94,38 @@ def own_files(problem: str) -> list[Path]:
 
 def hashed_files(problem: str) -> list[Path]:
     """What decides the verdicts on ``problem``, less its own reference module (hashed apart):
-    its own graded files, the submission's other modules, and the graded machinery its run
-    imports, less the layout files of other problems."""
+    its own graded files, the submission's other modules that its module imports, and the graded
+    machinery its run imports, less the layout files of other problems."""
     def ours(path: Path) -> bool:
         found = owner(path.relative_to(ROOT))
         return found is None or found[1] == problem
     graded = set(graded_files())
     reached = closure([*own_files(problem), *(ROOT / r for r in RUNNER)])
     machinery = {f for f in reached & graded if not f.is_relative_to(REFERENCE) and ours(f)}
-    submission = {f for f in REFERENCE.glob("*.py") if f != problem_file(problem, "reference")}
+    submission = _imported_modules(problem_file(problem, "reference")) - {problem_file(problem, "reference")}
     return sorted(machinery | submission | set(own_files(problem)))
+
+
+def _imported_modules(module: Path) -> set[Path]:
+    """The submission's modules that grading ``module``'s problem loads: itself and what it imports
+    from the package, relatively (flops.py's ``from .adamw_accounting import ...``), and so on.
+    The worker imports each problem's module when its tests first call it, so a module no import
+    reaches moves no verdict here (and a new problem's module stales no other problem)."""
+    seen, todo = set(), [module]
+    while todo:
+        path = todo.pop()
+        if path in seen or not path.is_file():
+            continue
+        seen.add(path)
+        try:
+            tree = ast.parse(path.read_bytes())
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                names = [node.module] if node.module else [a.name for a in node.names]
+                todo += [path.parent / f"{n.split('.')[0]}.py" for n in names]
+    return seen
 
 
 @lru_cache(maxsize=4096)
