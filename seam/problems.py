@@ -8,7 +8,7 @@ name, never its number; where each kind of file lives is ``LAYOUT`` below, the o
 paths are written (``files(problem)``: one problem's, relative to the repository root).
 
 Adding a problem is a line here plus those files: `python -m grader new-problem NAME` writes the
-line and every file's skeleton (the grader's README: "How to add a problem").
+line and every file's skeleton (docs/maintaining.md: "How to add a problem").
 
 Honest work: a problem's ``rules`` say what its functions may not hand to a library (or, for
 einops, must hand to it), each with the learning goal it protects and the handout's sentence.
@@ -21,7 +21,7 @@ import re
 from pathlib import PurePosixPath
 from types import MappingProxyType
 
-from .rule_check import refusal
+from seam.rule_check import refusal  # (absolute: the registry is also read as a file on its own)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,7 +198,7 @@ class FileKind:
     required: bool           # every problem has it (else: only a problem that needs one)
     shipped: bool            # in the students' bundle (`python -m grader release --student`)
     graded: bool             # a change to it can change a grade (grader/provenance.py hashes it)
-    holds: str               # what goes in it, as the README's recipe says (`new-problem` prints it)
+    holds: str               # what goes in it, as docs/maintaining.md's recipe says (`new-problem` prints it)
 
     @property
     def pattern(self) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .problems import PROBLEMS
 
-# kind -> (why it could blind the watch, what to write instead); the README's table is made from this
+# kind -> (why it could blind the watch, what to write instead); docs/honest-work.md's table is made from this
 KINDS = {
     "threads": ("work in another thread or process escapes the watch, which follows the calling thread",
                 "do the work in the calling thread"),

@@ -365,7 +365,7 @@ def test_limits_equal_torch_finfo(impl, ref):
 
 
 # The formats PyTorch has no dtype for weigh most: no cast or torch.finfo can answer them, so
-# their points are earned by the work alone (README, the trust table's behaviour column).
+# their points are earned by the work alone (docs/honest-work.md, the trust table's behaviour column).
 @pytest.mark.points(3)
 def test_other_formats(impl, ref):
     """limits and round_to of formats with no constant (FP6 E2M3/E3M2, IEEE E4M3, ...) equal the reference"""
