@@ -120,7 +120,9 @@ def test_the_hash_covers_what_the_graded_tests_import(monkeypatch):
     """tests/checks.py, the conftest and the seam modules a grade imports are in every problem's
     hash, so changing their code makes every problem's record stale; another problem's tests, a
     problem's own reference module (hashed per mutant) and a seam module no grade imports
-    (seam/check.py, the students' command) are not. The submission's other modules are."""
+    (seam/check.py, the students' command) are not; of the submission's other modules, those the
+    problem's module imports are (flops.py imports adamw_accounting.py's TransformerConfig), the
+    others not (the worker loads a problem's module only when its tests call it)."""
     optim, tensors = set(mutation.hashed_files("optim")), set(mutation.hashed_files("tensors"))
     shared = {ROOT / "tests/checks.py", ROOT / "tests/conftest.py", ROOT / "seam/codec.py", ROOT / "seam/honest.py",
               ROOT / "seam/review.py", ROOT / "seam/problems.py"}
@@ -128,7 +130,8 @@ def test_the_hash_covers_what_the_graded_tests_import(monkeypatch):
     assert ROOT / "tests/hidden/test_optim.py" in optim - tensors
     assert ROOT / "seam/probes/optim.py" in optim - tensors
     assert ROOT / "seam/check.py" not in optim | tensors
-    assert REFERENCE / "optim.py" in tensors - optim and REFERENCE / "tensors.py" in optim - tensors
+    assert not {REFERENCE / "optim.py", REFERENCE / "tensors.py"} & (optim | tensors)
+    assert REFERENCE / "adamw_accounting.py" in set(mutation.hashed_files("flops"))
     before = {p: mutation.tests_hash(p) for p in ("optim", "tensors")}
     read = Path.read_bytes
     monkeypatch.setattr(Path, "read_bytes", lambda self: read(self) + b"\nx = 1\n" if self.name == "checks.py" else read(self))
@@ -158,8 +161,10 @@ def test_the_registry_is_hashed_by_what_concerns_each_problem(edit, stales):
 
 def test_a_registry_entry_sharing_a_line_is_refused():
     """The cut is by whole lines: an entry on another's line would be cut with it, so it is refused."""
-    crammed = REGISTRY_TEXT.replace('    Problem("benchmarking", "MFU"),\n    Problem("scaling", "scaling laws"),',
-                                    '    Problem("benchmarking", "MFU"), Problem("scaling", "scaling laws"),')
-    assert crammed != REGISTRY_TEXT
+    lines = REGISTRY_TEXT.splitlines(keepends=True)
+    i = next(k for k in range(len(lines) - 1)   # two entries in a row, whichever they are
+             if lines[k].lstrip().startswith("Problem(") and lines[k + 1].lstrip().startswith("Problem("))
+    crammed = "".join([*lines[:i], lines[i].rstrip("\n") + " " + lines[i + 1].lstrip(), *lines[i + 2:]])
+    assert crammed != REGISTRY_TEXT and len(crammed.splitlines()) == len(lines) - 1
     with pytest.raises(ScaffoldError, match="on lines of its own"):
         mutation.registry_part(crammed, "optim")
