@@ -162,9 +162,10 @@ def render(report: dict, code: dict[str, dict[str, str]]) -> str:
     else:
         quiet.append("timeouts and crashes")
     if report.get("low"):
-        parts.append('<h2 id="low">Zero or near zero</h2><p><small>Uploads that could not be graded, and graded '
-                     "totals under a tenth of the points: often the wrong files or a module that fails to "
-                     "import.</small></p>")
+        parts.append('<h2 id="low">Zero, near zero or half missing</h2><p><small>Uploads that could not be '
+                     "graded, graded totals under a tenth of the points, and uploads with half or more of "
+                     "the problems missing or the stub as given: often the wrong files or a module that "
+                     "fails to import.</small></p>")
         parts.append(_table(["student", "why", "score", "out of"], [
             [name(x["student"]), esc(x["why"]), _fmt(x["score"]), _fmt(x["possible"])] for x in report["low"]],
             ["", "", "num", "num"]))
