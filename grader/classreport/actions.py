@@ -98,7 +98,7 @@ def act_on(report: dict) -> dict:
     items.append(_item("review", review)) if review else quiet.append("no note for review")
     low = [{"students": [x["student"]], "what": x["why"], "points": x["possible"] - x["score"]}
            for x in report.get("low") or ()]
-    items.append(_item("low", low)) if low else quiet.append("no upload at or near zero")
+    items.append(_item("low", low)) if low else quiet.append("no upload at zero, near zero or half missing")
     hung = _incidents(report)
     items.append(_item("incidents", hung)) if hung else quiet.append("no timeout or crash")
     copies, reference, close = _pairs(report)

@@ -80,9 +80,9 @@ def test_nothing_to_act_on_is_one_line():
     assert report["act_on"]["items"] == [] and report["act_on"]["gpu"] is None
     page = _page(report)
     assert page.first == "act", "the panel is the page's first section"
-    assert page.text == ("What to act on Nothing to act on: no note for review; no upload at or near zero; "
+    assert page.text == ("What to act on Nothing to act on: no note for review; no upload at zero, near zero or half missing; "
                          "no timeout or crash; no likely copy.")
-    assert summary(report)[1] == ("act on: nothing (no note for review; no upload at or near zero; no timeout or "
+    assert summary(report)[1] == ("act on: nothing (no note for review; no upload at zero, near zero or half missing; no timeout or "
                                   "crash; no likely copy)")
 
 
