@@ -10,7 +10,8 @@ unwritten on the functions it attacked, and as the reference on every other test
 - stack depth (tests/self/unit/test_honest.py): an op buried under 600 frames is still theirs;
 - torch's own frames: a method of their class applied by torch's machinery, no frame of theirs;
 - another library asks for it: a tensor's strides read through numpy;
-- absent: torch's AdamW, its fused kernels and the FLOP counter are not in the sandbox.
+- absent: torch's AdamW, its fused kernels and the FLOP counter are not in the sandbox, and
+  adamw.py run again from its file finds Adam's stand-in where it imports Adam.
 """
 
 import json
@@ -96,6 +97,15 @@ class AdamW(torch.optim.Optimizer):
                                 maximize=False)
         return loss
 '''),
+    "absent: torch's AdamW loaded again from its file, under a new name": ("optim", ["optim.AdamW"], '''
+import importlib.util as _util, os as _os
+_spec = _util.spec_from_file_location("torch.optim._again",
+                                      _os.path.join(_os.path.dirname(torch.optim.__file__), "adamw.py"))
+_again = _util.module_from_spec(_spec)
+_spec.loader.exec_module(_again)  # (the zygote took out the module's objects; its file is still read)
+class AdamW(_again.AdamW):
+    pass
+'''),
 }
 
 
@@ -120,7 +130,10 @@ def test_a_forged_verdict_scores_as_the_shortcut_unwritten(attack, mode, tmp_pat
     assert set(attacked) <= charged, charged
     assert all(f.startswith(problem + ".") for f in charged), charged
     for test in got["tests"]:  # the reference scores full marks on every test (test_grade.py)
-        if any(f == c or f.startswith(c + ".") for f in _functions(test) for c in charged):
+        # (a test that reached removed code through their class, e.g. memory_by_stage stepping
+        # "your AdamW", fails with the stand-in's refusal: it too calls what is charged)
+        refused = "is not in the grader's sandbox" in test.get("output", "")
+        if refused or any(f == c or f.startswith(c + ".") for f in _functions(test) for c in charged):
             assert test["score"] == 0, (test["name"], test.get("output", "")[:300])
         else:
             assert test["score"] == test["max_score"], (test["name"], test.get("output", "")[:300])
