@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 
 from seam.problems import PROBLEMS, RULED, line, problem_number, section, touched
-from seam.review import said
+from seam.review import ordered, said, tally
 from .files import write_atomically as _write_file
 from .paths import SCHEMA
 from .text import clean, indent, one_line
@@ -98,9 +98,9 @@ def assemble(tests: list[dict], execution_time: float, notes: list[str], grader:
     (batch/merge.py) alike: the score is the tests' sum, the ``output`` is ``summary``'s,
     ``extra_data`` keeps the grader's stamp, the honest-work rules broken and the notes (as
     data: merge and the score table read them there, never back out of the ``output``)."""
-    violations = violations or {}
+    violations = {f: one_line(used) for f, used in (violations or {}).items()}
     notes = [one_line(n) for n in notes]
-    review = [dict(n) for n in review]
+    review = [{k: one_line(v) if isinstance(v, str) else v for k, v in n.items()} for n in review]
     results = {"score": sum(t["score"] for t in tests), "execution_time": round(execution_time, 3),
                "output": summary(tests, notes, violations, review), "tests": tests}
     results["extra_data"] = (({"grader": grader} if grader else {}) | {"notes": notes}
@@ -133,7 +133,7 @@ def charge(tests: list[dict], violations: dict[str, str]) -> None:
     for t in tests:
         broken = touched(t.get("extra_data", {}).get("functions", ()), violations)
         if broken and not not_run(t):
-            t.update(score=0.0, status="failed", output=line(broken[0], violations[broken[0]]))
+            t.update(score=0.0, status="failed", output=one_line(line(broken[0], violations[broken[0]])))
 
 
 # The summary, built in one place from data: ``summary_lines`` is the only code that writes a
@@ -143,10 +143,14 @@ SHOWN_NOTES = 6  # review notes written out in a summary; the rest are counted (
 
 
 def review_lines(review: list[dict]) -> list[str]:
-    """The review notes (seam/review.py), one line each, the first ``SHOWN_NOTES`` of them."""
-    lines = [said(n) for n in review[:SHOWN_NOTES]]
+    """The review notes (seam/review.py), one line each: ``SHOWN_NOTES`` of them, those seen at
+    run time first and one of each kind in turn (review.ordered: a flood of one kind hides no
+    other), then, where some are not shown, how many there are of each kind."""
+    shown = ordered(review)[:SHOWN_NOTES]
+    lines = [said(n) for n in shown]
     if len(review) > SHOWN_NOTES:
-        lines.append(f"review: {len(review) - SHOWN_NOTES} more notes of the same kind (extra_data.review)")
+        lines.append(f"review: {tally(review)}; {len(review) - SHOWN_NOTES} not written out here "
+                     f"(extra_data.review has them all)")
     return lines
 
 

@@ -184,6 +184,8 @@ class Callee:
         self.kept.clear()
         self.ran: set[str] = set()
         response = self._handle(request)
+        if self.honest is not None:
+            self.honest.after()
         if self.honest is not None and self.honest.violations:  # every reply: one may go unread
             response["violations"] = dict(self.honest.violations)  # (the sandbox's "load" reply)
         if self.honest is not None and self.honest.notes:

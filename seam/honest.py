@@ -29,6 +29,8 @@ graded test of that function scores 0 (``touched``), with one line (``line``): b
 seam/problems.py, beside the rules, so a report says them without torch.
 """
 
+import _signal
+import contextlib
 import functools
 import os
 import sys
@@ -128,9 +130,72 @@ BLINDING_PY = frozenset({
 _DISABLERS = tuple(t for t in (getattr(torch._C, n, None) for n in (
     "DisableTorchFunction", "DisableTorchFunctionSubclass", "_DisableTorchDispatch")) if isinstance(t, type))
 _PYTHON_KEY = torch._C.DispatchKey.Python
+_ENABLED, _EXCLUDED = torch._C._is_torch_function_enabled, torch._C._dispatch_tls_is_dispatch_key_excluded
 
 
 _ACTIVE: list = []  # the watch running now (at most one: requests do not nest)
+
+
+def _captured(setprofile=sys.setprofile, getprofile=sys.getprofile, audit=sys.audit,
+              function_depth=torch._C._len_torch_function_stack, function_at=torch._C._get_function_stack_at,
+              dispatch_depth=torch._C._len_torch_dispatch_stack, dispatch_at=torch._C._get_dispatch_stack_at,
+              function_enter=TorchFunctionMode.__enter__, function_exit=TorchFunctionMode.__exit__,
+              dispatch_enter=TorchDispatchMode.__enter__, dispatch_exit=TorchDispatchMode.__exit__):
+    """The functions the watch depends on, as they were when the seam was imported (before any
+    student module): a submission that rebinds ``sys.setprofile`` or ``TorchFunctionMode.__enter__``
+    afterwards changes none of them here. Defaults, not globals: rebinding a module's global makes
+    no audit event; changing a function's defaults does (seam/audit.py records it)."""
+    return (setprofile, getprofile, audit, function_depth, function_at, dispatch_depth, dispatch_at,
+            function_enter, function_exit, dispatch_enter, dispatch_exit)
+
+
+def _kernel_tables(_dump=torch._C._dispatch_dump_table) -> tuple:
+    """The dispatch tables of every overload of the ATen ops the rules refuse (seam/absent.py
+    registers a refusing kernel for each backend): destroying what keeps those registrations
+    (reached through a frame or gc) changes them."""
+    names = [a.partition(".")[2] for rule in dict.fromkeys(RULED.values()) for a in rule.absent
+             if a.startswith("aten.")]
+    out = []
+    for name in names:
+        packet = getattr(torch.ops.aten, name, None)
+        for overload in (packet.overloads() if packet is not None else ()):
+            out.append(_dump(f"aten::{name}" + ("" if overload == "default" else f".{overload}")))
+    return tuple(out)
+
+
+def _handlers(_get=_signal.getsignal, _signals=tuple(_signal.valid_signals())) -> tuple:
+    """Each signal's handler: a handler of theirs is handed the frame it interrupts."""
+    return tuple(_get(n) for n in _signals)
+
+
+@contextlib.contextmanager
+def entered(*modes, _c=_captured()):
+    """``with`` each of ``modes`` (TorchFunctionMode or TorchDispatchMode instances, outermost
+    first), entered and left by torch's own ``__enter__``/``__exit__`` as they were when the seam
+    was imported, and checked on their stacks with C functions taken then: a submission that makes
+    ``TorchFunctionMode.__enter__`` a no-op, or rebinds what it calls, blinds no probe unseen."""
+    (_, _, _, function_depth, function_at, dispatch_depth, dispatch_at,
+     function_enter, function_exit, dispatch_enter, dispatch_exit) = _c
+    done = []
+    try:
+        for mode in modes:
+            function = isinstance(mode, TorchFunctionMode)
+            (function_enter if function else dispatch_enter)(mode)
+            done.append(mode)
+            depth = function_depth() if function else dispatch_depth()
+            if depth == 0 or (function_at if function else dispatch_at)(depth - 1) is not mode:
+                checked("modes-gone")
+        yield modes[0] if len(modes) == 1 else modes
+    finally:
+        for mode in reversed(done):
+            function = isinstance(mode, TorchFunctionMode)
+            (function_exit if function else dispatch_exit)(mode, None, None, None)
+
+
+def checked(code: str, _audit=sys.audit) -> None:
+    """A check of the watch's own failed: said to the worker's record of what ran (seam/audit.py
+    ``CHECK_EVENT``), which the student's code can neither remove nor edit, as well as noted."""
+    _audit("seam.check", code)
 
 
 def covered(names, ruled=RULED) -> dict[str, Rule]:
@@ -256,19 +321,33 @@ class Honest:
         self.dynamic = review.dynamic(folder)
         self.intact = _integrity()  # taken before any student module is imported
         self.ruled = dict(RULED)     # the rules as they were then (rebinding seam's names changes nothing)
+        self.tables, self.handlers = _kernel_tables(), _handlers()  # likewise
 
     def check(self, functions) -> None:
         """After a watched request: the rules and the watch's own code as they were (a note if
         not: what changed them cannot be told from here)."""
         if _integrity() != self.intact:
+            checked("watch-changed")
             self.note("the grader", "the grader's rules or its watch changed", None, functions)
+
+    def after(self, functions=()) -> None:
+        """After every request: the refused kernels still refuse, and no signal handler of theirs
+        was set (each is recorded, seam/audit.py, and noted; the grader puts it on the request's
+        problem)."""
+        if _kernel_tables() != self.tables:
+            checked("kernels-back")
+            self.tables = _kernel_tables()  # said once
+        if _handlers() != self.handlers:
+            checked("signals")
+            self.handlers = _handlers()
 
     MAX_NOTES = 64  # a worker's notes (the rest are alike: the first say where to look)
 
-    def note(self, kind: str, construct: str, frame=None, functions=()) -> None:
+    def note(self, kind: str, what: str, frame=None, functions=()) -> None:
         """A construct that could blind the watch, seen at run time: a note for review at the
         first line of their files on the stack, else in the module of the first function named,
-        never a charge (seam/review.py)."""
+        never a charge (seam/review.py). ``what``: an id of review.RUNTIME (or the watch's
+        description of it, ``review.runtime_id``); the reply carries the id, never words."""
         file, line = "", 0
         while frame is not None:
             if frame.f_code.co_filename in self.files:
@@ -278,7 +357,7 @@ class Honest:
         if not file:
             file = f"{next(iter(functions), 'seam.').partition('.')[0]}.py"
         if review.problem_of(file) and len(self.notes) < self.MAX_NOTES:
-            self.notes.setdefault((file, line, kind), review.note(file, line, kind, construct, "at run time"))
+            self.notes.setdefault((file, line, kind), review.sent(file, line, kind, what))
 
     def absent_used(self, rule: Rule, what: str, frame) -> None:
         """A stand-in of seam/absent.py was used (the forbidden code is not in the sandbox):
@@ -288,8 +367,11 @@ class Honest:
             watch = _ACTIVE[0]
             watch.hit([f for f, r in watch.rules.items() if r is rule], f"{what} (not in the sandbox)", frame)
 
-    def record(self, function: str, used: str) -> None:
+    def record(self, function: str, used: str, _audit=sys.audit) -> None:
+        """A charge: kept for the reply, and said at once to the record of what ran (seam/audit.py),
+        where code that edits the reply cannot take it back."""
         self.violations.setdefault(function, used[:200])
+        _audit("seam.charge", function)
 
     def bases(self, problem: str, module) -> None:
         """Class ancestry, when a module is imported: a ruled class derived from a class of a
@@ -418,7 +500,9 @@ class Watch:
         self.produced.clear()
 
     # ---- switching on and off ----------------------------------------------------------------
-    def __enter__(self):
+    def __enter__(self, _c=_captured()):
+        (setprofile, getprofile, _, function_depth, function_at, dispatch_depth, dispatch_at,
+         function_enter, _, dispatch_enter, _) = _c
         self._stack = []
         self.base = sys._getframe(1)  # the seam's frame that runs the request
         if self.lazy:  # tripwires: the first torch op, from Python or (under DisableTorchFunction) ATen
@@ -427,12 +511,21 @@ class Watch:
             # enough, and each costs a Python call per op); einops: what torch computes from its results
             self._stack = ([_FunctionMode(self.through)] * bool(self.must)
                            + [_DispatchMode(self.through)] * bool(self.casts))
-        for mode in self._stack:
-            mode.__enter__()
-        self.depths = (torch._C._len_torch_function_stack(), torch._C._len_torch_dispatch_stack())
+        before = (function_depth(), dispatch_depth())
+        for mode in self._stack:  # entered by torch's own __enter__, as it was at import
+            (function_enter if isinstance(mode, _FunctionMode) else dispatch_enter)(mode)
+        self.depths = (function_depth(), dispatch_depth())
+        # each mode really on its stack, on top: checked with C functions taken at import
+        functions = [m for m in self._stack if isinstance(m, _FunctionMode)]
+        dispatches = [m for m in self._stack if isinstance(m, _DispatchMode)]
+        if self.depths != (before[0] + len(functions), before[1] + len(dispatches)) or (
+                functions and function_at(self.depths[0] - 1) is not functions[-1]) or (
+                dispatches and dispatch_at(self.depths[1] - 1) is not dispatches[-1]):
+            checked("modes-gone")
+            self.honest.note("torch internals", "the watch's torch modes not in place", None, self.direct)
         self.threads = {tid: (frame, frame.f_lasti) for tid, frame in sys._current_frames().items()
                         if tid not in self.honest.trusted_threads and tid != threading.get_ident()}
-        self.previous = sys.getprofile()
+        self.previous = getprofile()
         self._profile = self._profiler()
         self.armed = False
         if self.profiled and not self.lazy:
@@ -440,28 +533,36 @@ class Watch:
         _ACTIVE.append(self)
         return self
 
-    def arm(self) -> None:
-        """The profiler on, from now to the end of the request."""
+    def arm(self, _c=_captured()) -> None:
+        """The profiler on, from now to the end of the request; checked in place at once."""
+        setprofile, getprofile = _c[0], _c[1]
         if not self.armed:
             self.armed = True
-            sys.setprofile(self._profile)
+            setprofile(self._profile)
+            if getprofile() is not self._profile:
+                checked("profiler-gone")
+                self.honest.note("profilers", "the watch's profiler not in place", None, self.direct)
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc, _c=_captured()):
+        setprofile, getprofile, function_depth, dispatch_depth = _c[0], _c[1], _c[3], _c[5]
+        function_exit, dispatch_exit = _c[8], _c[10]
         _ACTIVE.clear()
-        removed = self.armed and sys.getprofile() != self._profile
-        sys.setprofile(self.previous)
+        removed = self.armed and getprofile() is not self._profile
+        setprofile(self.previous)
         everything = list(self.ran | set(self.direct))
-        if self._stack and (not torch._C._is_torch_function_enabled()
-                           or torch._C._dispatch_tls_is_dispatch_key_excluded(_PYTHON_KEY)
-                           or torch._C._len_torch_function_stack() < self.depths[0]
-                           or torch._C._len_torch_dispatch_stack() < self.depths[1]):
+        if self._stack and (not _ENABLED()
+                           or _EXCLUDED(_PYTHON_KEY)
+                           or function_depth() < self.depths[0]
+                           or dispatch_depth() < self.depths[1]):
+            checked("modes-gone")
             self.honest.note("torch internals", "PyTorch's modes left switched off", None, everything)
         for mode in reversed(self._stack):
             try:
-                mode.__exit__(None, None, None)
+                (function_exit if isinstance(mode, _FunctionMode) else dispatch_exit)(mode, None, None, None)
             except Exception:  # the student popped it already: that was recorded
                 pass
         if removed:
+            checked("profiler-gone")
             self.honest.note("profilers", "a profiler of theirs in place of the watch's", None, everything)
         now = sys._current_frames()
         for tid, (frame, lasti) in self.threads.items():

@@ -51,12 +51,14 @@ class Impl:
         self.called: set[str] = set()    # student names called since the plugin last cleared it
         self._violations: dict[str, str] = {}  # ruled function -> what it used (the worker saw it)
         self._seen: dict[tuple, dict] = {}      # notes the worker sent, by (file, line, kind)
+        self._recorded_notes: dict[tuple, dict] = {}  # notes of the worker's record (grader-worded)
+        self._recorded_charges: dict[str, str] = {}  # ruled function -> charged, by that record
 
     def violations(self) -> dict[str, str]:
         """Each ruled function that broke its rule -> what it used: a forbidden call the worker
         saw run for it (seam/honest.py), or a stand-in of absent code it used (seam/absent.py).
         Evidence only: what the text might do is a note (``notes``), never a charge."""
-        return dict(self._violations)
+        return {**self._recorded_charges, **self._violations}  # (the reply's words where it said them)
 
     def notes(self) -> list[dict]:
         """Constructs that could have blinded the watch, for a person to review (seam/review.py):
@@ -64,7 +66,24 @@ class Impl:
         if self._scanned is None:
             self._scanned = review.scan(self.folder) if self.folder else []
         said = {(n["file"], n["line"], n["kind"]) for n in self._scanned}
-        return [*self._scanned, *(n for k, n in self._seen.items() if k not in said)]
+        recorded = list(self._recorded_notes.values())
+        said |= {(n["file"], n["line"], n["kind"]) for n in recorded}
+        return [*recorded, *self._scanned, *(n for k, n in self._seen.items() if k not in said)]
+
+    MAX_RECORDED = 256  # notes of the record kept: the hook sends at most as many distinct events
+
+    RECORDED_CHARGE = "a forbidden call seen to run (the worker's record of what ran; its reply did not say it)"
+
+    def _recorded(self, notes: list[dict], charges=()) -> None:
+        """Notes made by the grader from the worker's record of what ran (grader/sandbox/record.py):
+        kept apart from what the worker says, so no flood of its own can crowd them out; and the
+        charges it holds, which the reply may not unsay (``violations``)."""
+        for function in charges:
+            if function in RULED:
+                self._recorded_charges.setdefault(function, self.RECORDED_CHARGE)
+        for n in notes:
+            if len(self._recorded_notes) < self.MAX_RECORDED:
+                self._recorded_notes.setdefault((n["file"], n["line"], n["kind"], n["construct"]), n)
 
     def functions(self) -> list[str]:
         """The student functions called since ``called`` was cleared ("optim.AdamW.step" ...)."""

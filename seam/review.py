@@ -15,10 +15,22 @@ builtins, and strings that spell one of these names (also pieced together from c
 ``"se" + "am"``, ``"".join(["_", "C"])``). It is deliberately a short list of names, not a model
 of what code may do: an honest line is never refused by it, and a determined student who hides a
 name from it gains nothing, because the points are held by absence and behaviour.
+
+Three more notes are not about the watch. A module is read from its bytes as Python imports it
+(its coding cookie, a BOM); one the look cannot decode is itself a note, since what it does went
+unread. A run of lines as written in a module the rules take out of the sandbox (torch's Adam, the
+FLOP counter: ``absent`` in seam/problems.py) is pasted code. And a function that a rule says must
+go through einops, none of whose einops calls names an axis, computes with torch what the rule
+says einops must.
 """
 
 import ast
 import hashlib
+import importlib.machinery
+import importlib.util
+import io
+import re
+import tokenize
 from pathlib import Path
 
 from .problems import PROBLEMS
@@ -45,7 +57,16 @@ KINDS = {
                        "write the code out; load checkpoints with weights_only=True"),
     "the grader": ("the grader's own modules (seam) hold the watch and its record",
                    "nothing of the grader's is needed: the tests call your functions"),
+    "removed code": ("code of a module the honest-work rules take out of the sandbox, pasted into the upload "
+                     "or read and run from torch's files",
+                     "write the update yourself from the handout's formulas"),
+    "unreadable module": ("the review could not read this module as Python reads it, so what it does was not looked at",
+                          "save it as UTF-8"),
+    "einops axes": ("no einops call in this function names the axes it works on, so torch computes what the rule "
+                    "says einops must", "write the function's rearrange/einsum/reduce with the axes named"),
 }
+# notes about the work, not the watch: they leave the watch as it is (``dynamic``)
+NOT_THE_WATCH = ("removed code", "einops axes")
 
 # an import of one of these modules, or of a submodule
 MODULES = {
@@ -195,14 +216,21 @@ def _dotted(node) -> str:
     return ".".join(reversed(parts))
 
 
-def scan_source(source: str, filename: str) -> list[dict]:
-    """The notes of one module's text: {"file", "line", "kind", "construct", "why", "instead"},
-    one per line and kind (the first construct of that kind on the line)."""
+def scan_source(source: str | bytes, filename: str, pasted: bool = True) -> list[dict]:
+    """The notes of one module: {"file", "line", "kind", "construct", "why", "instead"}, one per
+    line and kind (the first construct of that kind on the line). ``source``: the file's bytes,
+    read as Python reads them to import it (or its text, already decoded). ``pasted``: also
+    compare its lines with the removed modules' files (see ``_pasted``)."""
+    text, unread = (source, None) if isinstance(source, str) else _decoded(source)
     try:
-        tree = ast.parse(source, filename)
+        tree = ast.parse(source, filename)  # bytes: Python's own decoding (the cookie, a BOM)
     except SyntaxError:
+        if unread:  # the bytes are not Python's to read: say so, whatever else is wrong
+            return [note(filename, 1, "unreadable module", unread)]
         return []  # it does not import either: its tests fail for that
     except (RecursionError, MemoryError, ValueError):
+        if unread:
+            return [note(filename, 1, "unreadable module", unread)]
         return [note(filename, 1, "code from text", "a module too deeply nested to read")]
     nodes = list(ast.walk(tree))
     aliases = {a.asname: a.name for n in nodes if isinstance(n, ast.Import) for a in n.names if a.asname}
@@ -212,7 +240,213 @@ def scan_source(source: str, filename: str) -> list[dict]:
         if hit:
             at = (getattr(node, "lineno", 1), hit[0])
             found.setdefault(at, note(filename, at[0], hit[0], hit[1]))
+    more = _unnamed_axes(tree, filename)
+    if unread:  # Python reads it, the look cannot decode it as Python does: what it holds is unread
+        more.append(note(filename, 1, "unreadable module", unread))
+    elif pasted:
+        more += _pasted(text, filename)
+    for n in more:
+        found.setdefault((n["line"], n["kind"]), n)
     return sorted(found.values(), key=lambda n: (n["line"], n["kind"]))
+
+
+def _decoded(data: bytes) -> tuple[str | None, str | None]:
+    """(the text of a module's bytes decoded as Python decodes a source file, None), or (None,
+    why it cannot be): the coding cookie or BOM of its first two lines, UTF-8 without one."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding), None
+    except (SyntaxError, LookupError) as e:
+        return None, f"its encoding cannot be read ({str(e)[:60]})"
+    except UnicodeDecodeError as e:
+        return None, f"its bytes are not {e.encoding} (byte {e.start})"
+
+
+# Pasted code: the upload's lines, each without spaces or comments, are looked up among those of
+# the files of the modules the rules take out of the sandbox (their functions and module-level
+# code; a class's body is left out, since an honest optimizer repeats torch's Optimizer idioms:
+# the input checks, the closure, the loop over param_groups). A line of fewer than PASTE_CHARS
+# characters is no evidence either way (``else:``, ``return loss``) and is passed over. A note
+# needs PASTE_LINES lines found there, each at most PASTE_GAP lines of the upload after the last.
+# Measured with torch 2.13: the honest AdamWs (the reference, its idioms, the alternatives, the
+# _foreach_ sample, a CS336-style AdamW with torch's input checks) reach 6 such lines (the moments
+# and bias corrections written as torch's single-tensor path writes them); a paste of
+# _single_tensor_adam's body 112, edited every fourth line 102, its plain branch alone 14; torch's
+# mm and bmm formulas 12, sdpa_flop_count 17.
+PASTE_CHARS, PASTE_GAP, PASTE_LINES = 12, 1, 10
+_removed: dict[str, str] | None = None  # a removed module's line -> the module: read once per process
+
+
+def _lines(text: str) -> list[tuple[int, str]]:
+    """(line number, the line without spaces and comments) of each line that holds a token;
+    a string spanning lines counts on its first."""
+    by_line: dict[int, list[str]] = {}
+    skip = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type not in skip:
+                by_line.setdefault(tok.start[0], []).append(re.sub(r"\s+", "", tok.string))
+    except (tokenize.TokenError, SyntaxError):  # (Python parsed it: tokenize's own limits)
+        return [(i, re.sub(r"\s+", "", line.split("#")[0]))
+                for i, line in enumerate(text.splitlines(), 1) if line.split("#")[0].strip()]
+    return [(i, "".join(parts)) for i, parts in sorted(by_line.items())]
+
+
+def _removed_file(name: str) -> Path | None:
+    """The source file of module ``name`` where this process's Python would find it, without
+    importing it (nor asking sys.modules, where seam/absent.py may have put a stand-in)."""
+    parts = name.split(".")
+    try:
+        spec = importlib.util.find_spec(parts[0])
+        for i in range(1, len(parts)):
+            if spec is None or not spec.submodule_search_locations:
+                return None
+            spec = importlib.machinery.PathFinder.find_spec(".".join(parts[:i + 1]), spec.submodule_search_locations)
+    except (ImportError, ValueError):
+        return None
+    return Path(spec.origin) if spec is not None and spec.origin and spec.origin.endswith(".py") else None
+
+
+def _removed_lines() -> dict[str, str]:
+    global _removed
+    if _removed is None:
+        found: dict[str, str] = {}
+        for name in sorted({a for p in PROBLEMS.values() for r, _ in p.rules for a in r.absent
+                            if not a.startswith("aten.")}):
+            path = _removed_file(name)
+            try:
+                text = path.read_text("utf-8") if path else ""
+                tree = ast.parse(text)
+            except (OSError, SyntaxError, ValueError):
+                continue
+            classes = {n for c in tree.body if isinstance(c, ast.ClassDef) for n in range(c.lineno, c.end_lineno + 1)}
+            for number, line in _lines(text):
+                if number not in classes and len(line) >= PASTE_CHARS:
+                    found.setdefault(line, name)
+        _removed = found
+    return _removed
+
+
+def _pasted(text: str, filename: str) -> list[dict]:
+    """A note at the first line of the first run of the upload's lines found in a removed
+    module's file (PASTE_LINES of them, PASTE_GAP apart at most), or none."""
+    removed = _removed_lines()
+    if not removed:
+        return []
+    run: list[tuple[int, str]] = []
+    missed = 0
+    for number, line in _lines(text):
+        if len(line) < PASTE_CHARS:
+            continue
+        if line in removed:
+            run, missed = run + [(number, line)], 0
+            if len(run) >= PASTE_LINES:
+                first, module = run[0][0], removed[run[0][1]]
+                written = re.split(r"\r\n|\r|\n", text)[first - 1].strip()  # (the lines tokenize counts)
+                return [note(filename, first, "removed code", f"{module}'s lines from here on: {written[:60]}")]
+        else:
+            missed += 1
+            if missed > PASTE_GAP:
+                run = []
+    return []
+
+
+# einops' functions and layers -> where each takes its pattern: a position (-1: the last one)
+EINOPS_PATTERN = {"rearrange": 1, "reduce": 1, "repeat": 1, "einsum": -1, "pack": 1, "unpack": 2,
+                  "parse_shape": 1, "Rearrange": 0, "Reduce": 0, "EinMix": 0}
+
+
+def _unnamed_axes(tree: ast.Module, filename: str) -> list[dict]:
+    """A note at each function a ``must`` rule covers in this module that returns a value and
+    whose einops calls (its own, and those of the module's functions and names it uses) name no
+    axis: none at all, or each pattern a constant string of nothing but ``...``, brackets, digits
+    and spaces. A pattern made at run time, or an einops function passed on rather than called,
+    may name any: no note."""
+    problem = problem_of(filename)
+    covered = {name for r, names in (PROBLEMS[problem].rules if problem else ()) if r.must == "einops"
+               for name in names}
+    if not covered:
+        return []
+    bound: dict[str, str] = {}  # a name the module binds -> the einops module or function it stands for
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "einops" or a.name.startswith("einops."):
+                    bound[a.asname or "einops"] = a.name if a.asname else "einops"
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and (
+                node.module == "einops" or node.module.startswith("einops.")):
+            for a in node.names:
+                if a.name == "*":
+                    bound.update({f: f"{node.module}.{f}" for f in EINOPS_PATTERN})
+                else:
+                    bound[a.asname or a.name] = f"{node.module}.{a.name}"
+    top: dict[str, list] = {}  # the module's own functions and names, by name: what a function may use
+    blocks = list(tree.body)
+    while blocks:
+        node = blocks.pop(0)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            top.setdefault(node.name, []).append(node)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Name):
+                    top.setdefault(target.id, []).append(node.value)
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):
+            blocks += [*node.body, *getattr(node, "orelse", ()), *getattr(node, "finalbody", ()),
+                       *(s for h in getattr(node, "handlers", ()) for s in h.body)]
+
+    def einops_function(node) -> str | None:
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in bound:
+            return None
+        name = ".".join([bound[node.id], *reversed(parts)]).rpartition(".")[2]
+        return name if name in EINOPS_PATTERN else None
+
+    def names_an_axis(call: ast.Call, function: str) -> bool:
+        pattern = next((k.value for k in call.keywords if k.arg == "pattern"), None)
+        if pattern is None:
+            where = EINOPS_PATTERN[function]
+            if any(isinstance(a, ast.Starred) for a in call.args) or not call.args or where >= len(call.args):
+                return True  # spread or missing: cannot tell
+            pattern = call.args[where]
+        text = folded(pattern)
+        return text is None or re.search(r"[^\W\d_]", text.replace("...", "")) is not None
+
+    def named(function) -> bool | None:
+        """True: an einops call names an axis (or may); False: einops calls, none naming one;
+        None: no einops call."""
+        seen, todo, called = {id(function)}, [function], None
+        while todo:
+            nodes = list(ast.walk(todo.pop()))
+            funcs = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+            for node in nodes:
+                if isinstance(node, ast.Call) and (name := einops_function(node.func)):
+                    if names_an_axis(node, name):
+                        return True
+                    called = False
+                elif isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in funcs \
+                        and einops_function(node):
+                    return True  # passed on (functools.partial, map): its pattern is given elsewhere
+                if isinstance(node, ast.Name) and node.id in top:
+                    for used in top[node.id]:
+                        if id(used) not in seen:
+                            seen.add(id(used))
+                            todo.append(used)
+        return called
+
+    def returns(function) -> bool:  # (one that returns nothing is unwritten: its tests say so)
+        return any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(function))
+
+    out = []
+    for name in sorted(covered):
+        for function in top.get(name, ()):
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and returns(function) \
+                    and not (found := named(function)):
+                what = "no einops call" if found is None else "einops calls whose patterns name no axis"
+                out.append(note(filename, function.lineno, "einops axes", f"def {name}: {what}"))
+    return out
 
 
 def note(filename: str, line: int, kind: str, construct: str, seen: str = "in the text") -> dict:
@@ -222,12 +456,13 @@ def note(filename: str, line: int, kind: str, construct: str, seen: str = "in th
 
 
 def _modules(folder: Path):
-    """(file name, source) of each problem module in ``folder`` a worker could import (4 MiB at most)."""
+    """(file name, bytes) of each problem module in ``folder`` a worker could import (4 MiB at
+    most): the bytes, which Python decodes itself when it imports them."""
     for problem in PROBLEMS:
         path = Path(folder) / f"{problem}.py"
         try:
             if path.is_file() and path.stat().st_size <= 4 << 20:
-                yield path.name, path.read_text(errors="replace")
+                yield path.name, path.read_bytes()
         except OSError:
             continue
 
@@ -238,15 +473,16 @@ MEMO_SIZE = 512
 _memo: dict[tuple, tuple] = {}
 
 
-def scan(folder: Path) -> list[dict]:
-    """The notes of the problem modules of ``folder`` (the files a worker can import)."""
+def scan(folder: Path, pasted: bool = True) -> list[dict]:
+    """The notes of the problem modules of ``folder`` (the files a worker can import); ``pasted``:
+    also those of code pasted from the removed modules (which reads torch's files)."""
     out = []
-    for name, source in _modules(folder):
-        key = (hashlib.sha256(source.encode("utf-8", "surrogatepass")).digest(), name)
+    for name, data in _modules(folder):
+        key = (hashlib.sha256(data).digest(), name, pasted)
         if key not in _memo:
             if len(_memo) >= MEMO_SIZE:
                 del _memo[next(iter(_memo))]
-            _memo[key] = tuple(scan_source(source, name))
+            _memo[key] = tuple(scan_source(data, name, pasted))
         out += [dict(n) for n in _memo[key]]
     return out
 
@@ -268,17 +504,107 @@ def said(n: dict) -> str:
             f"Instead: {n['instead']}")
 
 
+def at_run_time(n: dict) -> bool:
+    """Whether a note was seen at run time (by the watch, or in the record of what ran), not read
+    in the text."""
+    return str(n.get("seen", "")).startswith("at run time")
+
+
+def ordered(notes: list[dict]) -> list[dict]:
+    """The notes in the order a summary shows them: one of each kind in turn, so that many of one
+    kind cannot push another kind out of the lines shown; in each turn (and within a kind) the
+    notes seen at run time first, then those of the text, each in the order given."""
+    runtime_first = sorted(notes, key=lambda n: not at_run_time(n))
+    turn: dict[str, int] = {}
+    ranked = []
+    for i, n in enumerate(runtime_first):
+        turn[n["kind"]] = turn.get(n["kind"], -1) + 1
+        ranked.append((turn[n["kind"]], not at_run_time(n), i))
+    return [runtime_first[i] for *_, i in sorted(ranked)]
+
+
+def tally(notes: list[dict]) -> str:
+    """How many notes of each kind, across files: "9 notes: 6 frames, 2 threads, 1 gc"."""
+    kinds: dict[str, int] = {}
+    for n in notes:
+        kinds[n["kind"]] = kinds.get(n["kind"], 0) + 1
+    by_count = sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))
+    return (f"{len(notes)} note{'s' * (len(notes) != 1)}: "
+            + ", ".join(f"{count} {kind}" for kind, count in by_count))
+
+
+# What the watch notes at run time (seam/honest.py): id -> (its kind, the grader's words for it;
+# None: any kind). The worker sends the id with kind, file and line, never words: ``valid`` writes
+# the note from this table, so nothing the student's process says reaches a report. A new one is a
+# line here; the worker notes it with ``Honest.note(kind, id, frame, functions)``.
+RUNTIME = {
+    "watch changed": ("the grader", "the grader's rules or its watch changed"),
+    "probes changed": ("the grader", "the grader's probes changed while a check of how the work is done ran"),
+    "modes left off": ("torch internals", "PyTorch's modes left switched off"),
+    "watch modes missing": ("torch internals", "the watch's torch modes not in place when the call began"),
+    "modes popped": ("torch internals", "torch's modes popped or disabled by a torch function their code called"),
+    "torch function disabled": ("torch internals", "a DisableTorchFunction or _DisableTorchDispatch block"),
+    "mode stack popped": ("torch internals", "torch's function-mode or dispatch-mode stack popped"),
+    "mode replaced": ("torch internals", "torch's function mode replaced"),
+    "dispatch key changed": ("torch internals", "a dispatch key excluded or included"),
+    "profiler replaced": ("profilers", "a profiler of theirs in place of the watch's"),
+    "profiler set": ("profilers", "sys.setprofile or sys.settrace called"),
+    "profiler left": ("profilers", "a profiler or tracer installed and left in place"),
+    "watch profiler missing": ("profilers", "the watch's profiler not in place once switched on"),
+    "thread ran": ("threads", "a thread of theirs ran while the function was watched"),
+    "thread started": ("threads", "another thread started"),
+    "process started": ("threads", "another process started"),
+    "thread left running": ("threads", "a thread it started still running after the call"),
+    "seen": (None, "seen while their code was watched"),
+}
+# The descriptions seam/honest.py's watch passes to ``Honest.note`` (its first words, or a name in
+# them) -> the id each is noted under; a description none of these matches is noted as "seen".
+_DESCRIBED = (("the grader's rules or its watch", "watch changed"), ("the grader's probes changed", "probes changed"),
+              ("PyTorch's modes left switched off", "modes left off"), ("torch._C.", "torch function disabled"),
+              ("_disable_current_modes", "modes popped"), ("_pop_mode", "modes popped"),
+              ("no_dispatch", "modes popped"), ("torch's function-mode stack", "mode stack popped"),
+              ("torch's dispatch-mode stack", "mode stack popped"), ("torch's function mode replaced", "mode replaced"),
+              ("a dispatch key", "dispatch key changed"), ("a profiler of theirs in place", "profiler replaced"),
+              ("sys.setprofile", "profiler set"), ("sys.settrace", "profiler set"),
+              ("a profiler or tracer installed", "profiler left"), ("a thread of theirs ran", "thread ran"),
+              ("another thread", "thread started"), ("another process", "process started"),
+              ("thread(s) it started still running", "thread left running"),
+              ("the watch's torch modes not in place", "watch modes missing"),
+              ("the watch's profiler not in place", "watch profiler missing"))
+
+
+def runtime_id(kind: str, what: str) -> str:
+    """The RUNTIME id a note of ``kind`` seen at run time is sent under: ``what`` itself where it
+    is one (of that kind), else the id of the watch's description ``what``, else "seen"."""
+    if what in RUNTIME and RUNTIME[what][0] in (None, kind):
+        return what
+    for words, found in _DESCRIBED:
+        if words in what and RUNTIME[found][0] == kind:
+            return found
+    return "seen"
+
+
+def sent(file: str, line: int, kind: str, what: str) -> dict:
+    """A note seen at run time as the worker sends it: where, the kind, the RUNTIME id."""
+    return {"file": file, "line": int(line), "kind": kind, "what": runtime_id(kind, what)}
+
+
 def valid(n) -> dict | None:
-    """A note as the worker sent it (the student's process: anything may come), checked and cut
-    to plain data, or None."""
-    if type(n) is not dict or n.get("kind") not in KINDS:
+    """A note the worker sent (the student's process: anything may come), or None: its kind,
+    problem module, line and RUNTIME id checked, and the note written in the grader's own words
+    for that id (whatever else it held, text included, is dropped)."""
+    if type(n) is not dict:
         return None
-    file, line, construct = n.get("file"), n.get("line"), n.get("construct")
-    if type(file) is not str or problem_of(file) is None or type(line) is not int or type(construct) is not str:
+    kind, file, line, what = n.get("kind"), n.get("file"), n.get("line"), n.get("what")
+    if type(kind) is not str or kind not in KINDS or type(what) is not str or what not in RUNTIME \
+            or RUNTIME[what][0] not in (None, kind):
         return None
-    return note(file, max(0, min(line, 10**7)), n["kind"], construct, seen="at run time")
+    if type(file) is not str or problem_of(file) is None or type(line) is not int:
+        return None
+    return note(f"{problem_of(file)}.py", max(0, min(line, 10**7)), kind, RUNTIME[what][1], seen="at run time")
 
 
 def dynamic(folder: Path) -> bool:
-    """Whether the watch should run its profiler for every rule: the text holds a note."""
-    return bool(scan(folder))
+    """Whether the watch should run its profiler for every rule: the text holds a note of what
+    could blind it (run in the worker, it reads no removed module's file)."""
+    return any(n["kind"] not in NOT_THE_WATCH for n in scan(folder, pasted=False))

@@ -45,6 +45,7 @@ import statistics
 from pathlib import Path
 
 from seam.problems import PROBLEMS
+from seam.review import at_run_time, ordered, tally
 from ..files import write_atomically
 from ..report import per_problem, render_table, review_of, to_come
 from ..text import csv_cell, one_line
@@ -308,20 +309,27 @@ def write_report(folder: Path, results: dict) -> None:
 
 
 SHOWN_REVIEW = 10  # review lines at the top of a batch's summary; the class report has them all
+SHOWN_PLACES = 3  # notes named by place on an upload's line; its count by kind says the rest
 
 
 def review_summary(entries: list) -> list[str]:
-    """The batch summary's first lines: each upload with notes for review (seam/review.py), by
-    the students' names, its notes' places and kinds; no point was taken for any of them."""
+    """The batch summary's first lines: how many notes for review (seam/review.py) of each kind,
+    then each upload with notes, by the students' names: the uploads with notes seen at run time
+    first, and on each line its notes' places in review.ordered's order (those seen at run time
+    first, one of each kind in turn), with its count by kind where some are not named; no point
+    was taken for any of them. Names are the students' own text: each line is one_line'd."""
     found = [(key, record, review_of(r)) for key, record, r in entries if r and review_of(r)]
     if not found:
         return []
-    lines = [f"review: {sum(len(n) for _, _, n in found)} note(s) in {len(found)} upload(s) for a person "
-             f"to read (no point was taken; the class report lists them):"]
+    found.sort(key=lambda f: not any(map(at_run_time, f[2])))  # (stable)
+    lines = [f"review: {tally([n for _, _, notes in found for n in notes])} in {len(found)} upload(s) "
+             f"for a person to read (no point was taken; the class report lists them):"]
     for key, record, notes in found[:SHOWN_REVIEW]:
         who = ", ".join(s["name"] or s["sid"] for s in record.students) or key
-        places = "; ".join(f"{n['file']}:{n['line']} {n['kind']}" for n in notes[:3])
-        lines.append(f"  {who} ({key}): {places}" + (f" and {len(notes) - 3} more" if len(notes) > 3 else ""))
+        places = "; ".join(f"{n['file']}:{n['line']} {n['kind']}" + (" (at run time)" if at_run_time(n) else "")
+                           for n in ordered(notes)[:SHOWN_PLACES])
+        more = f" ({tally(notes)})" if len(notes) > SHOWN_PLACES else ""
+        lines.append(one_line(f"  {who} ({key}): {places}{more}"))
     if len(found) > SHOWN_REVIEW:
         lines.append(f"  and {len(found) - SHOWN_REVIEW} more upload(s)")
     return lines

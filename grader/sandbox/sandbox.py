@@ -23,6 +23,7 @@ from .limits import GIB, Limits, explain, message
 from seam import Impl, SandboxFailure, codec, frames, smaps
 from seam.probes import problem_of, student_name
 
+from . import record
 from .procs import descendants, folder_bytes, tail, tree_bytes
 from .zygote import Zygote
 
@@ -52,6 +53,8 @@ class Sandbox(Impl):
         self.strikes: dict[str, list[str]] = {}  # student function -> how its calls hung or crashed
         self.timeouts = 0                    # calls of the whole submission that timed out
         self._touched: set[str] = set()      # problems called successfully in this worker
+        self._datagrams: list[bytes] = []    # the worker's record (seam/audit.py), not yet notes
+        self._record_open = False
         self._loaded: set[str] = set()       # problems whose module loaded in some worker
 
     def incidents(self) -> dict[str, list[str]]:
@@ -89,7 +92,8 @@ class Sandbox(Impl):
             return
         deadline = time.monotonic() + self.limits.startup
         self.zygote.kill_child()  # a batch's previous submission, if it is still there
-        self._req_w, self._resp_r, self.log_path = self.zygote.fork(self.folder, deadline)
+        self._req_w, self._resp_r, self.log_path, self._record = self.zygote.fork(self.folder, deadline)
+        self._record_open = True
         self.starts += 1
         self._touched = set()
         self.running = True
@@ -108,6 +112,9 @@ class Sandbox(Impl):
             except OSError:
                 pass
         self.zygote.kill_child()
+        if self._record_open:  # what it recorded before it died counts
+            record.drain(self._record, self._datagrams)
+        self._record.close()
 
     def close(self) -> None:
         self._kill()
@@ -138,8 +145,17 @@ class Sandbox(Impl):
         def wait():
             while True:
                 left = deadline - time.monotonic()
-                sets = ([], [fd], []) if writing else ([fd], [], [])
-                ready = left > 0 and any(select.select(*sets, min(left, WATCH_POLL) if watch else left))
+                ready = records = False
+                if left > 0:  # the record is read as it comes: a full socket would stall the worker
+                    reading = ([] if writing else [fd]) + ([self._record] if self._record_open else [])
+                    readable, writable, _ = select.select(reading, [fd] if writing else [], [],
+                                                          min(left, WATCH_POLL) if watch else left)
+                    if self._record in readable:
+                        records = True
+                        self._record_open = record.drain(self._record, self._datagrams)
+                    ready = fd in readable or fd in writable
+                if records and not ready and not watch:
+                    continue  # only records came: wait on
                 # measured also when the reply is ready: a fast writer must not beat the poll
                 # (what it wrote in the shared temporary folders counts too: outside.py)
                 if disk and folder_bytes(self.zygote.work) + self.zygote.outside_bytes() > self.limits.disk_bytes:
@@ -221,6 +237,16 @@ class Sandbox(Impl):
                                  f"{' / '.join(self.strikes[function])}; "
                                  f"{message('strikes_per_function', self.limits)}")
         deadline = self._deadline or time.monotonic() + self.limits.time_per_test
+        try:
+            return self._exchange_once(request, target, problem, function, deadline)
+        finally:  # what the record holds now was recorded during this request, however it ended
+            if self.running and self._record_open:
+                self._record_open = record.drain(self._record, self._datagrams)
+            self._recorded(record.notes(self._datagrams, problem), record.charges(self._datagrams))
+            self._datagrams.clear()
+
+    def _exchange_once(self, request: dict, target: str, problem: str | None, function: str,
+                       deadline: float) -> dict:
         loading = False
         try:
             started = time.monotonic()

@@ -63,6 +63,20 @@ AARCH64 = {
     "init_module": 105, "finit_module": 273, "delete_module": 106, "kexec_load": 104,
     "kexec_file_load": 294, "swapon": 224, "swapoff": 225, "acct": 89, "quotactl": 60, "reboot": 142,
 }
+# What may be done to a descriptor the filter guards (the worker's record of what ran,
+# seam/audit.py): nothing that closes it, puts another file in its place, copies it (a copy
+# shares its flags: O_NONBLOCK set on a copy would make the hook's writes fail), shuts it down or
+# reconfigures it. (call, the argument holding the descriptor); close_range is checked as a range.
+GUARDED = {
+    "x86_64": {"close": (3, 0), "dup": (32, 0), "dup2": (33, 1), "dup3": (292, 1), "fcntl": (72, 0),
+               "shutdown": (48, 0), "setsockopt": (54, 0), "ioctl": (16, 0), "close_range": (436, None)},
+    "aarch64": {"close": (57, 0), "dup": (23, 0), "dup3": (24, 1), "fcntl": (25, 0),
+                "shutdown": (210, 0), "setsockopt": (208, 0), "ioctl": (29, 0), "close_range": (436, None)},
+}
+# dup2/dup3 name the descriptor they copy first: a copy of it is refused too
+COPY_SOURCE = {"x86_64": (33, 292), "aarch64": (24,)}
+PIDFD_GETFD = 438  # another way to copy a descriptor (of any process, itself included): refused
+
 ARCHES = {  # machine -> (AUDIT_ARCH_*, seccomp(2), clone, clone3, denied calls)
     "x86_64": (0xC000003E, 317, 56, 435, X86_64),
     "aarch64": (0xC00000B7, 277, 220, 435, AARCH64),
@@ -78,8 +92,8 @@ X32_BIT = 0x40000000
 # clone flags that make namespaces: NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, NEWTIME
 CLONE_NEW = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x80
 
-LD_ABS_W, JEQ, JGE, JSET, RET, AND = 0x20, 0x15, 0x35, 0x45, 0x06, 0x54
-NR, ARCH, ARG0 = 0, 4, 16                       # offsets into struct seccomp_data
+LD_ABS_W, JEQ, JGT, JGE, JSET, RET, AND = 0x20, 0x15, 0x25, 0x35, 0x45, 0x06, 0x54
+NR, ARCH, ARG0, ARG1 = 0, 4, 16, 24                      # offsets into struct seccomp_data
 ALLOW, ERRNO = 0x7FFF0000, 0x00050000
 DENY = ERRNO | errno.EPERM
 PR_SET_NO_NEW_PRIVS, SET_MODE_FILTER, FLAG_TSYNC = 38, 1, 1
@@ -94,13 +108,33 @@ def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("=HBBI", code, jt, jf, k)
 
 
-def program(machine: str | None = None, unix_sockets: bool = False) -> bytes:
+def _guard(machine: str, fd: int) -> list[bytes]:
+    """The instructions that refuse every call of ``GUARDED`` on ``fd``, and pidfd_getfd (the
+    accumulator holds the call's number before and after them)."""
+    out = []
+    for nr, arg in GUARDED[machine].values():
+        if arg is None:  # close_range(first, last, flags): refused where first <= fd <= last
+            out += [_insn(JEQ, nr, jf=6), _insn(LD_ABS_W, ARG0), _insn(JGT, fd, jt=3),
+                    _insn(LD_ABS_W, ARG1), _insn(JGE, fd, jf=1), _insn(RET, DENY), _insn(LD_ABS_W, NR)]
+        else:
+            out += [_insn(JEQ, nr, jf=4), _insn(LD_ABS_W, ARG0 + 8 * arg), _insn(JEQ, fd, jf=1),
+                    _insn(RET, DENY), _insn(LD_ABS_W, NR)]
+    for nr in COPY_SOURCE[machine]:  # dup2(fd, x) / dup3(fd, x, flags): a copy of it
+        out += [_insn(JEQ, nr, jf=4), _insn(LD_ABS_W, ARG0), _insn(JEQ, fd, jf=1),
+                _insn(RET, DENY), _insn(LD_ABS_W, NR)]
+    out += [_insn(JEQ, PIDFD_GETFD, jf=1), _insn(RET, DENY)]
+    return out
+
+
+def program(machine: str | None = None, unix_sockets: bool = False, guard: int | None = None) -> bytes:
     """The filter for ``machine`` (default: this one), as struct sock_filter[] bytes.
 
     ``unix_sockets``: socket(AF_UNIX, ...) is allowed, every other family still denied. Only for
     a worker given the GPU: the CUDA driver makes a Unix socket when it starts (on an H200,
     driver 580, cudaGetDeviceCount fails with error 304 "OS call failed" when socket() is
-    refused; found by benchmarks/gpu_check.py's first run on a GPU)."""
+    refused; found by benchmarks/gpu_check.py's first run on a GPU).
+
+    ``guard``: a descriptor nothing may close, replace, copy or reconfigure (``GUARDED``)."""
     machine = machine or platform.machine()
     if machine not in ARCHES:
         raise Unsupported(f"no syscall filter for {machine} (known: {', '.join(ARCHES)})")
@@ -109,6 +143,8 @@ def program(machine: str | None = None, unix_sockets: bool = False) -> bytes:
            _insn(LD_ABS_W, NR)]
     if machine == "x86_64":
         out += [_insn(JGE, X32_BIT, jf=1), _insn(RET, DENY)]
+    if guard is not None:
+        out += _guard(machine, guard)
     socket = denied["socket"]
     for nr in sorted(set(denied.values()) - ({socket} if unix_sockets else set())):
         out += [_insn(JEQ, nr, jf=1), _insn(RET, DENY)]
@@ -124,9 +160,9 @@ def program(machine: str | None = None, unix_sockets: bool = False) -> bytes:
     return b"".join(out)
 
 
-def install(unix_sockets: bool = False) -> None:
+def install(unix_sockets: bool = False, guard: int | None = None) -> None:
     """Filter this process (all its threads, TSYNC) and its future children, for good."""
-    code = program(unix_sockets=unix_sockets)
+    code = program(unix_sockets=unix_sockets, guard=guard)
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")

@@ -21,6 +21,7 @@ import ctypes
 import os
 import resource
 import signal
+import sys
 
 
 def _cap(which, value) -> None:
@@ -109,8 +110,19 @@ class Charges:
 CHARGES = Charges()  # what the zygote handed to absent.remove (zygote_server.py)
 
 
-def serve(cfg: dict, req_fd: int, resp_fd: int) -> None:
-    """The worker proper, in a child forked for one submission: confine, then answer requests."""
+def record(cfg: dict, record_fd: int) -> None:
+    """The record of what ran (seam/audit.py), added before any student module exists: the
+    libraries are the folders of sys.path now, and the seam's."""
+    from seam import audit
+    roots = {q for p in sys.path if p and os.path.isdir(p) for q in (p, os.path.realpath(p))}
+    roots.add(os.path.dirname(os.path.dirname(os.path.realpath(audit.__file__))))
+    audit.install(record_fd, os.path.realpath(cfg["submission"]), sorted(roots, key=len, reverse=True),
+                  cfg.get("removed", ()))
+
+
+def serve(cfg: dict, req_fd: int, resp_fd: int, record_fd: int) -> None:
+    """The worker proper, in a child forked for one submission: confine, then answer requests.
+    ``record_fd``: where the record of what ran goes (seam/audit.py), guarded by the filter."""
     set_limits(cfg["limits"])
     own_network(cfg)
     drop_privileges(cfg["uid"])
@@ -120,12 +132,14 @@ def serve(cfg: dict, req_fd: int, resp_fd: int) -> None:
         os._exit(1)  # the zygote died before the line above
     # The walls go up while this is the process's only thread (torch starts its pool below):
     import seccomp                 # grader/sandbox/seccomp.py, copied beside this script
-    seccomp.install(unix_sockets=cfg["cuda"])  # every mode: no chmod, keyrings, SysV IPC, sockets
-                                               # (Unix ones for CUDA's driver alone), namespaces
+    seccomp.install(unix_sockets=cfg["cuda"],  # every mode: no chmod, keyrings, SysV IPC, sockets
+                    guard=record_fd)           # (Unix ones for CUDA's driver alone), namespaces;
+                                               # the record's descriptor stays as it is
     if cfg["landlock"] is not None:  # from here on: its allow-list only (no /proc of others, no TCP)
         import landlock            # grader/sandbox/landlock.py, copied beside this script
         landlock.restrict(cfg["landlock"]["read"] + [f"/proc/{os.getpid()}"], cfg["landlock"]["write"],
                           cfg["landlock"]["devices"])
+    record(cfg, record_fd)
     import torch
     torch.set_num_threads(cfg["limits"]["threads"])
     set_memory_limit(cfg["limits"]["memory_bytes"])  # torch is mapped already: headroom for tests

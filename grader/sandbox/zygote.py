@@ -269,9 +269,10 @@ class Zygote:
             self.lease = None
 
     # -- its workers ---------------------------------------------------------------------
-    def fork(self, submission_dir: Path, deadline: float) -> tuple[int, int, Path]:
+    def fork(self, submission_dir: Path, deadline: float) -> tuple[int, int, Path, socket.socket]:
         """A fresh worker for ``submission_dir``: (request fd to write, response fd to read, its
-        log). The previous worker must be gone (``kill_child``)."""
+        log, the grader's end of its record of what ran). The previous worker must be gone
+        (``kill_child``)."""
         if not self.alive():
             self.terminate()
             self.start()
@@ -283,20 +284,26 @@ class Zygote:
         log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
+        # the record of what ran (seam/audit.py): datagrams, the worker's end guarded by its filter
+        record, record_w = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            socket.send_fds(self.ctl, [json.dumps({"op": "fork"}).encode()], [req_r, resp_w, log_fd])
+            socket.send_fds(self.ctl, [json.dumps({"op": "fork"}).encode()],
+                            [req_r, resp_w, log_fd, record_w.fileno()])
         except OSError as e:
             for fd in (req_w, resp_r):
                 os.close(fd)
+            record.close()
             self.terminate()
             raise SandboxFailure(f"the sandbox's zygote is gone ({e}): {self.log_tail()}") from None
         finally:
             for fd in (req_r, resp_w, log_fd):
                 os.close(fd)
+            record_w.close()
         self.child_alive = True
         self._written = True
         os.set_blocking(req_w, False)
-        return req_w, resp_r, log_path
+        record.setblocking(False)
+        return req_w, resp_r, log_path, record
 
     def _set_folders(self) -> None:
         """The modes and owners of the zygote's folders, set again before each fork: all root's

@@ -299,8 +299,9 @@ def serve_forks(cfg: dict, ctl: socket.socket) -> None:
     """The zygote proper: ready to fork, then a fresh worker forked per order, cleaned up after.
     Never returns (so what ``removed`` holds lives as long as the zygote)."""
     import worker                  # grader/sandbox/worker.py, copied beside this script
-    removed = ready_to_fork()  # noqa: F841
+    removed = ready_to_fork()
     cfg["zygote_pid"] = os.getpid()
+    cfg["removed"] = removed["gone"]  # whose files the worker's record watches (seam/audit.py)
     _send(ctl, {"ready": True})
     while True:
         try:
@@ -311,11 +312,11 @@ def serve_forks(cfg: dict, ctl: socket.socket) -> None:
             clean_up(cfg)
             os._exit(0)
         order = json.loads(data)
-        if order.get("op") != "fork" or len(fds) != 3:
+        if order.get("op") != "fork" or len(fds) != 4:
             for fd in fds:
                 os.close(fd)
             continue
-        req_fd, resp_fd, log_fd = fds
+        req_fd, resp_fd, log_fd, record_fd = fds
         pid = os.fork()
         if pid == 0:
             try:
@@ -323,7 +324,7 @@ def serve_forks(cfg: dict, ctl: socket.socket) -> None:
                 os.dup2(log_fd, 1)
                 os.dup2(log_fd, 2)
                 os.close(log_fd)
-                worker.serve(cfg, req_fd, resp_fd)
+                worker.serve(cfg, req_fd, resp_fd, record_fd)
             except BaseException:
                 import traceback
                 traceback.print_exc()

@@ -27,6 +27,8 @@ import timeit
 import torch
 from torch.overrides import TorchFunctionMode
 
+from ..honest import entered
+
 from . import probe
 
 STEP = 0.125          # seconds per product on the fake clock (a power of 2: sums stay exact)
@@ -141,7 +143,7 @@ def trace(mod, log: list, fake_cuda: bool, device_name: str = "NVIDIA H100 80GB 
     for name, value in list(vars(mod).items()):
         if id(value) in replacements and not name.startswith("__"):
             pairs.append((mod, name, replacements[id(value)]))
-    with _patched(pairs), _Trace(log, clock, fake_cuda):
+    with _patched(pairs), entered(_Trace(log, clock, fake_cuda)):
         yield
 
 

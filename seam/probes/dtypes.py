@@ -17,6 +17,8 @@ does all its work in float64/int64, so it trips neither mode.
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from ..honest import entered
+
 from . import probe
 from ..honest import cast_in
 
@@ -62,6 +64,6 @@ def round_to_watched(c, x, fmt):
     the operations that did it (at most 20)."""
     mod = c.module("dtypes")
     seen: list = []
-    with _CastWatch(seen), _CastWatchATen(seen):
+    with entered(_CastWatch(seen), _CastWatchATen(seen)):
         result = mod.round_to(x, fmt)
     return result, bool(seen), seen

@@ -19,6 +19,8 @@ import torch
 import torch.nn as nn
 from torch.overrides import TorchFunctionMode
 
+from ..honest import entered
+
 from . import manual_seed, probe
 
 LINEAR_NAMES = frozenset({"linear", "linear.default"})
@@ -110,7 +112,7 @@ def linear_forward(c, weight, xs):
     with torch.no_grad():
         w.copy_(weight)
     calls = _LinearCalls()
-    with calls:
+    with entered(calls):
         ys = [lin(x) for x in xs]
     out["linear_calls"] = calls.count
     out["ys"] = [y.detach().clone() if isinstance(y, torch.Tensor) else repr(type(y)) for y in ys]
@@ -179,7 +181,7 @@ def cruncher_run(c, dim: int, num_layers: int, seed: int, xs):
     manual_seed(seed)
     model = mod.Cruncher(dim, num_layers)
     calls = _LinearCalls()
-    with torch.no_grad(), calls:
+    with torch.no_grad(), entered(calls):
         outs = [model(x) for x in xs]
     return {
         "names": [name for name, _ in model.named_parameters()],

@@ -1,4 +1,5 @@
-"""tensors: the named mistakes (tests.checks.Mistake) its public and hidden tests recognise.
+"""tensors: the named mistakes (tests.checks.Mistake) its public and hidden tests recognise, and
+the layout past 64 bits both hold.
 
 Each answer is what a submission with exactly that misconception gives, computed here with
 PyTorch itself (the handout's rules are public, so the public tests may use these too)."""
@@ -6,6 +7,14 @@ PyTorch itself (the handout's rules are public, so the public tests may use thes
 import torch
 
 from tests.checks import Mistake
+
+# The notes' (3, 4) tensor x with two dims of 2**40 between its rows and columns, and t, x with its
+# first and last dims swapped. Every size fits in 64 bits, but the two middle dims' elements do not,
+# nor x's outer stride: PyTorch builds neither, and no part of either that a wrapper could split
+# off by hand (a leading or trailing dim, the dims past 64 bits) leaves one it builds.
+M = 2**40
+XM, XMS = (3, M, M, 4), (4 * M * M, 4 * M, 4, 1)
+TM, TMS = (4, M, M, 3), (1, 4 * M, 4, 4 * M * M)
 
 
 def _strides_in_bytes(itemsize: int):

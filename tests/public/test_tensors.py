@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from tests.checks import case, check_cases, expect_equal, expect_raises
-from tests.common.tensors import mistakes
+from tests.common.tensors import M, TM, TMS, XM, XMS, mistakes
 from tests.snapshot import check_snapshot
 
 # (3, 4) contiguous x and its transpose t = x.T: the notes' running example (notes 001, 004).
@@ -15,26 +15,33 @@ T, TS = (4, 3), (1, 4)
 W = 2**64
 XW, XWS = (3, W), (W, 1)
 TW, TWS = (W, 3), (1, W)
+# XM, XMS and TM, TMS (tests/common/tensors.py): x again with two dims of M = 2**40 between its
+# rows and columns, and it with its first and last dims swapped: each size fits in 64 bits, no two
+# of the middle ones together.
 
 SNAPSHOT_INPUTS = {
     "tensors.contiguous_strides": [((3, 4),), ((2, 3, 4),), ((5,),), ((),), ((2, 0, 3),), ((1, 1, 7),), (XW,),
-                                   ((2, W, 0, 3),)],
+                                   ((2, W, 0, 3),), (XM,), (TM,), ((3, M, M, M, 4),)],
     "tensors.element_offset": [(X, XS, (1, 2)), (T, TS, (2, 1)), (X, XS, (-1, -1)), (X, XS, (3, 0)),
                                ((2, 3), (1, 2), (1, 1), 5), (X, XS, (0,)), (XW, XWS, (2, -1)),
-                               (TW, TWS, (W - 1, 1), W)],
+                               (TW, TWS, (W - 1, 1), W), (XM, XMS, (2, -1, 7, 3), W + 1), (TM, TMS, (0, M - 1, 1, 2))],
     "tensors.is_contiguous": [(X, XS), (T, TS), ((3,), (4,)), ((1, 4), (99, 1)), ((0, 3), (7, 7)),
-                              ((2, 1, 3), (3, 5, 1)), (XW, XWS), (TW, TWS)],
+                              ((2, 1, 3), (3, 5, 1)), (XW, XWS), (TW, TWS), (XM, XMS), (TM, TMS),
+                              ((3, M, M - 1, 4), XMS)],
     "tensors.transpose": [(X, XS, 0, 1), ((2, 3, 4), (12, 4, 1), 0, -1), (X, XS, 1, 1), (X, XS, 0, 2),
-                          (XW, XWS, 0, 1)],
+                          (XW, XWS, 0, 1), (XM, XMS, 1, -2)],
     "tensors.select": [(X, XS, 0, 0, 1), (X, XS, 0, 1, 1), (T, TS, 0, 0, 0), (X, XS, 0, 0, -1),
-                       (X, XS, 0, 0, 3), (TW, TWS, 0, 0, -1), (XW, XWS, W, 1, W - 1)],
+                       (X, XS, 0, 0, 3), (TW, TWS, 0, 0, -1), (XW, XWS, W, 1, W - 1), (XM, XMS, 0, 1, M - 1),
+                       (TM, TMS, 7, -1, 2)],
     "tensors.narrow": [(X, XS, 0, 1, 1, 2), (X, XS, 0, 0, 1, 2), (X, XS, 2, 0, -2, 2), (X, XS, 0, 0, 2, 2),
-                       (XW, XWS, 0, 1, 1, W - 2), (TW, TWS, 5, 0, -3, 2)],
+                       (XW, XWS, 0, 1, 1, W - 2), (TW, TWS, 5, 0, -3, 2), (XM, XMS, 0, 2, 1, M - 2),
+                       (TM, TMS, W, 0, -3, 2)],
     "tensors.view_strides": [(X, XS, (4, 3)), (X, XS, (-1,)), (T, TS, (-1,)), (T, TS, (3, 4)),
                              (T, TS, (2, 2, 3)), ((3,), (4,), (3, 1)), (X, XS, (5, -1)), (X, XS, (-1, -1)),
-                             (XW, XWS, (-1,)), (TW, TWS, (-1,)), (TW, TWS, (2, W // 2, 3))],
+                             (XW, XWS, (-1,)), (TW, TWS, (-1,)), (TW, TWS, (2, W // 2, 3)), (XM, XMS, (3, M * M, 4)),
+                             (XM, XMS, (-1,)), (TM, TMS, (-1,)), (TM, TMS, (2, 2, M, M, 3))],
     "tensors.reshape_copies": [(T, TS, (-1,)), (X, XS, (4, 3)), (T, TS, (2, 2, 3)), (X, XS, (7,)),
-                               (TW, TWS, (-1,)), (XW, XWS, (W, 3))],
+                               (TW, TWS, (-1,)), (XW, XWS, (W, 3)), (TM, TMS, (-1,)), (XM, XMS, (3, -1))],
     "tensors.nbytes": [((3, 4), torch.float32), ((12288, 49152), torch.float32), ((8,), torch.bfloat16),
                        ((2, 0), torch.float64)],
 }
@@ -51,6 +58,12 @@ def test_notes_element_offset(impl):
                 mistakes=mistakes("contiguous_strides"))
     expect_equal(impl.tensors.element_offset(XW, XWS, (1, 2)), W + 2,
                  "element_offset((3, 2**64), (2**64, 1), (1, 2))")
+    # and with two dims of 2**40 between the rows and columns: strides (4·2**80, 4·2**40, 4, 1)
+    check_cases(impl, "tensors.contiguous_strides",
+                [case(XM, want=XMS, what="contiguous_strides((3, 2**40, 2**40, 4))")],
+                mistakes=mistakes("contiguous_strides"))
+    expect_equal(impl.tensors.element_offset(XM, XMS, (1, 2, 3, 2)), 4 * M * M + 8 * M + 14,
+                 "element_offset((3, 2**40, 2**40, 4), (2**82, 2**42, 4, 1), (1, 2, 3, 2))")
 
 
 @pytest.mark.points(2)
@@ -72,6 +85,18 @@ def test_notes_view_reshape_quiz(impl):
     expect_equal(impl.tensors.view_strides(TW, TWS, (-1,)), None, "t.view(-1) is impossible for t of shape (2**64, 3)")
     expect_equal(impl.tensors.reshape_copies(TW, TWS, (-1,)), True, "t.reshape(-1) copies for t of shape (2**64, 3)")
     expect_equal(impl.tensors.reshape_copies(XW, XWS, (W, 3)), False, "x.view(2**64, 3) shares storage")
+    # and with two dims of 2**40 between the rows and columns, t = x.transpose(0, -1)
+    expect_equal(impl.tensors.select(TM, TMS, 0, 0, 0), ((M, M, 3), (4 * M, 4, 4 * M * M), 0),
+                 "t[0]: select((4, 2**40, 2**40, 3), (1, 2**42, 4, 2**82), 0, 0, 0)")
+    expect_equal(impl.tensors.select(XM, XMS, 0, -1, 1), ((3, M, M), (4 * M * M, 4 * M, 4), 1),
+                 "x[..., 1]: select((3, 2**40, 2**40, 4), (2**82, 2**42, 4, 1), 0, -1, 1)")
+    expect_equal(impl.tensors.is_contiguous(XM, XMS), True, "x.is_contiguous() for x of shape (3, 2**40, 2**40, 4)")
+    expect_equal(impl.tensors.is_contiguous(TM, TMS), False, "t.is_contiguous() for t of shape (4, 2**40, 2**40, 3)")
+    expect_equal(impl.tensors.view_strides(TM, TMS, (-1,)), None,
+                 "t.view(-1) is impossible for t of shape (4, 2**40, 2**40, 3)")
+    expect_equal(impl.tensors.reshape_copies(TM, TMS, (-1,)), True,
+                 "t.reshape(-1) copies for t of shape (4, 2**40, 2**40, 3)")
+    expect_equal(impl.tensors.reshape_copies(XM, XMS, (3, M * M, 4)), False, "x.view(3, 2**80, 4) shares storage")
 
 
 @pytest.mark.points(1)

@@ -6,7 +6,9 @@ function that absence and behaviour alone defend.
 
 Each planted shortcut (tests/self/shortcuts/), and a library-only one per function below, is graded
 in the grader's sandbox (what a rule forbids is absent there) with the honest-work watch switched
-off, as if a student had blinded it: the points it earns on the tests that call its function are
+off, as if a student had blinded it (a planted shortcut of a function with a library-only one is
+measured only where its module lists it in ``MEASURED``: one that answers every case by itself, as
+a hybrid of the library and hand arithmetic does): the points it earns on the tests that call its function are
 the points it keeps ("taken"; only those tests are run for it); the rest are held by absence (the forbidden code raises) and by
 cases the library cannot answer (a format torch has no dtype for, a layout it will not build).
 "how" tests measure what the code runs, so a blinded watch passes them: they count as taken. The
@@ -17,6 +19,7 @@ record (grader/trust.py); tests/self/unit/test_trust.py says when it is stale.
 import ast
 import contextlib
 import hashlib
+import importlib
 import json
 import os
 import sys
@@ -190,11 +193,30 @@ def inputs_hash(problem: str) -> str:
     return h.hexdigest()[:16]
 
 
-def record(problems=None) -> dict:
-    """Each ruled problem's record (``problems``: only these)."""
+def hybrid_shortcuts() -> list[Shortcut]:
+    """The planted shortcuts a problem's module lists in ``MEASURED``: each answers every case by
+    itself (never the reference's answer), the library where it answers and hand arithmetic for
+    what it cannot hold, so what it keeps is measured beside the library-only shortcut."""
+    out = []
+    for problem in PROBLEMS:
+        if (ROOT / "tests/self/shortcuts" / f"{problem}.py").exists():
+            out += getattr(importlib.import_module(f"tests.self.shortcuts.{problem}"), "MEASURED", [])
+    return out
+
+
+def measured_shortcuts() -> list[Shortcut]:
+    """What the record grades: the library-only shortcuts, the planted ones of the functions that
+    have none (they are there to be caught: where the library has no answer they keep the
+    reference's), and the hybrids."""
     library = library_shortcuts()
     measured = {s.qualified for s in library}
     shortcuts = library + [s for s in all_shortcuts() if s.qualified not in measured]
+    return shortcuts + [s for s in hybrid_shortcuts() if s.id not in {t.id for t in shortcuts}]
+
+
+def record(problems=None) -> dict:
+    """Each ruled problem's record (``problems``: only these)."""
+    shortcuts = measured_shortcuts()
     out = {}
     for problem in sorted({f.split(".")[0] for f in RULED} & set(problems or PROBLEMS)):
         graded = _facts(InProcess(REFERENCE, package=f"behaviour_ref_{problem}", watched=False), problem)

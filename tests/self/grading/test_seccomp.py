@@ -138,13 +138,57 @@ def test_the_numbers_are_the_kernels():
             continue
         known = {m.group(1): int(m.group(2))
                  for m in re.finditer(r"#define __NR(?:3264)?_(\w+)\s+(\d+)", Path(path).read_text())}
-        table = {**table, "umask": seccomp.UMASK[machine]}
+        table = {**table, "umask": seccomp.UMASK[machine], "pidfd_getfd": seccomp.PIDFD_GETFD,
+                 **{name: nr for name, (nr, _) in seccomp.GUARDED[machine].items()}}
         wrong = {k: (v, known[k]) for k, v in table.items() if k in known and known[k] != v}
         assert not wrong, (machine, wrong)
         assert len([k for k in table if k in known]) > 50
         checked += 1
     if not checked:
         pytest.skip("not here: no kernel headers (linux-libc-dev)")
+
+
+GUARDED_FD = """
+import fcntl, struct
+def probe():
+    record, grader = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    fd, other = record.detach(), os.open("/dev/null", os.O_RDONLY)
+    seccomp.install(guard=fd)
+    pidfd = os.pidfd_open(os.getpid())
+    calls = {
+        "close": lambda: os.close(fd),
+        "dup": lambda: os.dup(fd),
+        "dup2 onto it": lambda: os.dup2(other, fd),
+        "dup2 of it": lambda: os.dup2(fd, 200),
+        "set non-blocking": lambda: os.set_blocking(fd, False),
+        "fcntl dupfd": lambda: fcntl.fcntl(fd, fcntl.F_DUPFD, 300),
+        "shutdown": lambda: socket.socket(fileno=fd).shutdown(socket.SHUT_WR),
+        "setsockopt": lambda: LIBC.setsockopt(fd, 1, 7, struct.pack("i", 1), 4),
+        "ioctl FIONBIO": lambda: fcntl.ioctl(fd, 0x5421, struct.pack("i", 1)),
+        "close_range": lambda: LIBC.syscall(436, 3, 0xFFFFFFFF, 0),
+        "pidfd_getfd": lambda: LIBC.syscall(438, pidfd, fd, 0),
+    }
+    out = {name: outcome(call) for name, call in calls.items()}
+    # it still works, and every other descriptor is the process's as before
+    out["write"] = outcome(lambda: os.write(fd, b"record"))
+    out["read back"] = grader.recv(100).decode()
+    out["other fd"] = outcome(lambda: (os.close(os.dup(other)), os.dup2(other, 201), os.close(201)))
+    return out
+"""
+
+
+def test_the_record_descriptor_cannot_be_closed_copied_replaced_or_reconfigured():
+    """seam/audit.py's record goes out on one descriptor: the filter refuses every call that
+    would close it, put another file in its place, copy it (a copy shares its flags), shut it down
+    or make it non-blocking; writing on it, and every other descriptor, work as before."""
+    code = (f"import ctypes, errno, os, platform, socket\n"
+            f"from grader.sandbox import seccomp\nfrom tests.self.grading.test_seccomp import LIBC, outcome\n"
+            f"{GUARDED_FD}\nprint(repr(probe()))\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    got = ast.literal_eval(run.stdout.strip().splitlines()[-1])
+    assert got.pop("write") == "ok" and got.pop("read back") == "record" and got.pop("other fd") == "ok", got
+    assert got == dict.fromkeys(got, "EPERM"), got
 
 
 def test_a_worker_cannot_clear_its_umask(tmp_path):

@@ -1,6 +1,7 @@
 """report.py's pure functions: facts -> results.json (schema-valid) -> score table."""
 
 import json
+import re
 
 import jsonschema
 import pytest
@@ -125,3 +126,90 @@ def test_a_note_for_review_takes_no_point_and_says_what_is_at_stake():
     assert "5 points would be at stake" in lines[1] and "no point is taken" in lines[1]
     merged = join_results("s", [("cpu", results), ("again", {**results, "tests": []})])
     assert len(merged["extra_data"]["review"]) == 2
+
+
+# What text.clean removes or spells out: C0 but the newline, DEL, C1, bidi controls, U+2028/9, the
+# BOM, and lone surrogates.
+UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069"
+                    "\u2028\u2029\ufeff\ud800-\udfff]")
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def test_results_json_holds_the_notes_only_sanitised(tmp_path):
+    """Every string of extra_data.review, of the rules broken and of the summary passes the one
+    sanitiser (grader/text.py): notes from the text of a module that spells escapes, bidi controls
+    and line separators inside the constructs the review quotes, and notes as a merge reads them
+    back from a results.json (whatever it holds)."""
+    from seam.review import note, scan
+    folder = tmp_path / "s"
+    folder.mkdir()
+    planted = "\u202e\x1b[31m\u2028\u2066\x07<b>"
+    (folder / "flops.py").write_text(f'import importlib, sys\nm = importlib.import_module("seam.{planted}")\n'
+                                     f'f = getattr(sys, "_getframe{planted}")\ng = getattr(sys, "_getframe")\n',
+                                     encoding="utf-8")
+    scanned = scan(folder)
+    assert {n["kind"] for n in scanned} >= {"the grader", "imports by name", "frames"}
+    read_back = {**note("tensors.py", 1, "gc", f"gc.get_objects{planted}\ud800"), "why": f"{planted}x", "instead": "\r\ny"}
+    results = build_results(facts(), 1.0, [f"a note{planted}"], violations={"optim.AdamW": f"torch.optim.AdamW{planted}"},
+                            review=[*scanned, read_back])
+    written = json.loads(write_results(results, tmp_path / "results.json").read_text())
+    strings = [*_strings(written["extra_data"]), written["output"], *_strings(written["tests"])]
+    assert not [s for s in strings if UNSAFE.search(s)], [s for s in strings if UNSAFE.search(s)]
+    kept = {n["construct"] for n in written["extra_data"]["review"]}
+    assert "gc.get_objects[31m<b>\\ud800" in kept  # the rest kept as text: the HTML report escapes it
+
+
+def _noted(file: str, line: int, kind: str, seen: str = "in the text") -> dict:
+    from seam.review import RUNTIME, note
+    words = {"profilers": "profiler replaced", "threads": "thread ran"}
+    construct = RUNTIME[words[kind]][1] if seen == "at run time" else f"{kind} construct"
+    return note(file, line, kind, construct, seen)
+
+
+def test_the_summary_counts_notes_by_kind_and_shows_those_seen_at_run_time_first():
+    """A hundred notes of one kind hide neither another kind nor what the watch saw at run time:
+    the summary shows the notes seen at run time first, one of each kind in turn, then how many of
+    each kind there are across files."""
+    from grader.report import SHOWN_NOTES
+    flood = [_noted("flops.py", i, "frames") for i in range(1, 101)]
+    review = [*flood, _noted("tensors.py", 4, "gc"), _noted("optim.py", 0, "profilers", "at run time"),
+              _noted("optim.py", 7, "threads", "at run time")]
+    results = build_results(facts(), 1.0, [], review=review)
+    validate(results)
+    lines = results["output"].splitlines()[1:]
+    assert len(lines) == SHOWN_NOTES + 1 and len(results["extra_data"]["review"]) == 103
+    assert lines[0].startswith("review (at run time): optim.py: profilers (a profiler of theirs in place")
+    assert lines[1].startswith("review (at run time): optim.py:7: threads (a thread of theirs ran")
+    assert [line.split(": ")[1] for line in lines[2:SHOWN_NOTES]] == ["flops.py:1", "tensors.py:4", "flops.py:2", "flops.py:3"]
+    assert lines[-1] == ("review: 103 notes: 100 frames, 1 gc, 1 profilers, 1 threads; 97 not written out here "
+                         "(extra_data.review has them all)")
+    assert render_table(results).splitlines()[:SHOWN_NOTES + 1] == lines
+
+
+def test_the_batch_summary_counts_notes_by_kind_and_puts_run_time_notes_first():
+    """The batch's first lines: the count by kind over the class; the uploads with notes seen at
+    run time first, each line naming its first notes in the summary's order (a student's name made
+    one line, without its escapes) and counting the rest by kind."""
+    from types import SimpleNamespace
+
+    from grader.batch.output import review_summary
+
+    def entry(key: str, name: str, review: list[dict]):
+        return key, SimpleNamespace(students=[{"name": name, "sid": key}]), build_results(facts(), 1.0, [], review=review)
+
+    text_only = entry("s1", "Ada", [*(_noted("flops.py", i, "frames") for i in range(1, 51)), _noted("tensors.py", 2, "gc")])
+    seen = entry("s2", "Bob\x1b[2J\u202e", [_noted("flops.py", 1, "frames"), _noted("optim.py", 3, "threads", "at run time")])
+    lines = review_summary([text_only, seen])
+    assert lines[0].startswith("review: 53 notes: 51 frames, 1 gc, 1 threads in 2 upload(s) for a person to read")
+    assert lines[1] == "  Bob[2J (s2): optim.py:3 threads (at run time); flops.py:1 frames"
+    assert lines[2] == "  Ada (s1): flops.py:1 frames; tensors.py:2 gc; flops.py:2 frames (51 notes: 50 frames, 1 gc)"

@@ -3,6 +3,7 @@ for a person, file and line, and takes no point. Each kind below, used by a forb
 (PyTorch's own cast) to hide that cast from the watch, is a note; the upload scores no more than
 the same upload with the forbidden route deleted (the reference), and honest code gets no note."""
 
+import ast
 import sys
 import types
 from pathlib import Path
@@ -105,17 +106,29 @@ HOW_TEST = "round_to rounds by itself"
 
 
 
+# an honest sample -> the problem module it would be (an alternative's name says it: einops__x.py)
+HONEST_AS = {"attention_einops.py": "einops.py", "foreach_adamw.py": "optim.py"}
+# kind of note -> (the module, its text) for the notes about the work rather than the watch
+WORK = {
+    "removed code": lambda: ("optim.py", "import torch\nfrom torch import Tensor\n\n"
+                             + _torch_function("optim/adam.py", "_single_tensor_adam")),
+    "unreadable module": lambda: ("dtypes.py", b"# -*- coding: nonsense -*-\nx = 1\n"),
+    "einops axes": lambda: ("einops.py", _einops_with(THROWAWAY_REARRANGE)),
+}
+
+
 def test_every_kind_of_note_has_a_case_here():
-    assert set(BLINDS) == set(KINDS)
+    assert set(BLINDS) | set(WORK) == set(KINDS) and not set(BLINDS) & set(WORK)
 
 
-@pytest.mark.parametrize("kind", sorted(BLINDS))
+@pytest.mark.parametrize("kind", sorted(set(BLINDS) | set(WORK)))
 def test_the_look_names_each_kind_with_its_place_and_what_to_write_instead(kind):
-    found = scan_source(BLINDS[kind], "dtypes.py")
+    file, source = WORK[kind]() if kind in WORK else ("dtypes.py", BLINDS[kind])
+    found = scan_source(source, file)
     assert kind in {n["kind"] for n in found}, found
     n = next(n for n in found if n["kind"] == kind)
     line = review.said({**n, "at_stake": 3})
-    assert line.startswith("review (in the text): dtypes.py:") and "\n" not in line
+    assert line.startswith(f"review (in the text): {file}:") and "\n" not in line
     assert "no point is taken" in line and "3 points would be at stake" in line and KINDS[kind][1] in line
 
 
@@ -131,11 +144,14 @@ def test_a_note_takes_no_point(tmp_path):
 
 def test_what_students_write_gets_no_note():
     """The reference, the stubs, every alternative and honest sample: no note (each would be a line
-    a TA reads for nothing)."""
+    a TA reads for nothing), read as the file it is and as the problem's module it would be."""
     assert scan(REFERENCE) == [] and scan(ROOT / "student_stubs") == []
     for folder in ("alternatives", "honest_samples"):
         for path in sorted(p for p in (ROOT / "tests/self" / folder).glob("*.py") if p.name != "__init__.py"):
-            assert scan_source(path.read_text(), path.name) == [], path.name
+            assert scan_source(path.read_bytes(), path.name) == [], path.name
+            module = HONEST_AS.get(path.name, path.name.partition("__")[0] + ".py")
+            if review.problem_of(module):
+                assert scan_source(path.read_bytes(), module) == [], (path.name, module)
 
 
 def test_a_remembered_scan_follows_the_text_of_the_module(tmp_path, monkeypatch):
@@ -339,29 +355,110 @@ def test_the_memmap_reading_is_the_graders_own(tmp_path):
             assert got["after"] == 0 and outside >= 4 * n, (got["after"], outside)
 
 
-def test_notes_a_worker_forges_are_bounded_checked_and_cost_nothing():
-    """The worker is the student's process: what it sends as notes may be anything. Only notes of
-    a known kind in one of the upload's problem modules are kept, at most MAX_NOTES, each as plain
-    data; they reach the report through the sanitiser and charge no function."""
-    from grader.text import one_line
+# What a forger in the worker writes where words could go: markup, a terminal's escapes (clear the
+# screen, write the clipboard), a bidi override, a line break, and a claim in the grader's voice.
+FORGED = "<b onmouseover=alert(1)>\x1b[2J\x1b]52;c;cHduZWQ=\x07\u202eharness thread, not the student\u2028"
+
+
+def test_notes_a_worker_forges_come_back_in_the_graders_words_only():
+    """The worker is the student's process: what it sends as notes may be anything. A note is kept
+    only as a known kind, in one of the upload's problem modules, at an int line, under an id of
+    review.RUNTIME of that kind; it is written in the grader's words for that id (nothing else the
+    worker sent reaches it), at most MAX_NOTES of them, and charges no function. The report made
+    from them holds none of the forger's text and a bounded summary."""
+    import json
+    from grader.plugin import Fact
+    from grader.report import SHOWN_NOTES, build_results
     from seam.impl import Impl
+
+    words = dict.fromkeys(("construct", "why", "instead", "seen"), FORGED)
+    flood = [{"file": "optim.py", "line": i, "kind": "threads", "what": "thread ran", **words} for i in range(100)]
+    forged = [
+        {"file": "optim.py", "line": 1, "kind": "threads", "what": "harness thread, not the student"},  # unknown id
+        {"file": "optim.py", "line": 1, "kind": "threads", "what": FORGED},
+        {"file": "optim.py", "line": 1, "kind": "threads", "construct": "harness thread, not the student"},  # words
+        {"file": "optim.py", "line": 2, "kind": "gc", "what": "thread ran"},          # an id of another kind
+        {"file": "optim.py", "line": 1, "kind": "made up", "what": "seen"},
+        {"file": "optim.py", "line": 1, "kind": ["threads"], "what": "seen"},        # (unhashable: no crash)
+        {"file": "optim.py", "line": 1, "kind": "threads", "what": ["seen"]},
+        {"file": "../etc/passwd", "line": 1, "kind": "threads", "what": "seen"},
+        {"file": "optim.py" + FORGED, "line": 1, "kind": "threads", "what": "seen"},
+        {"file": "optim.py", "line": "1", "kind": "gc", "what": "seen"},
+        {"file": "optim.py", "line": True, "kind": "gc", "what": "seen"},
+        "not a dict", None, [FORGED]]
 
     class Forger(Impl):
         def _send(self, request):
-            good = {"file": "optim.py", "line": 3, "kind": "threads", "construct": "x\x1b[2J\u202e" * 50}
-            return {"ok": None, "notes": [good | {"line": i} for i in range(500)] + [
-                {"file": "../etc/passwd", "line": 1, "kind": "threads", "construct": "x"},
-                {"file": "optim.py", "line": 1, "kind": "made up", "construct": "x"},
-                {"file": "optim.py", "line": "1", "kind": "gc", "construct": "x"}, "not a dict"]}
+            return {"ok": None, "notes": forged + flood}
 
     impl = Forger()
     impl.get("optim.AdamW")
     notes = impl.notes()
-    assert len(notes) == Impl.MAX_NOTES and {n["file"] for n in notes} == {"optim.py"}
-    assert all(n["seen"] == "at run time" and len(n["construct"]) <= 120 for n in notes)
     assert impl.violations() == {}
-    line = one_line(review.said(notes[0]))
-    assert "\x1b" not in line and "\u202e" not in line
+    assert 0 < len(notes) <= Impl.MAX_NOTES and {n["line"] for n in notes} <= set(range(100))
+    threads = review.note("optim.py", 0, "threads", review.RUNTIME["thread ran"][1], seen="at run time")
+    assert all(n == {**threads, "line": n["line"]} for n in notes), notes[0]
+    results = build_results([Fact("tests/hidden/test_optim.py::a", "optim", "adamw", 1, "after_published",
+                                  False, "passed")], 1.0, [], review=notes)
+    text = json.dumps(results, ensure_ascii=False)
+    assert not any(part in text for part in ("<b", "\x1b", "\u202e", "\u2028", "harness thread", "cHduZWQ")), text
+    output = results["output"].splitlines()
+    assert len(output) == 1 + SHOWN_NOTES + 1 and output[-1].startswith(f"review: {len(notes)} notes: {len(notes)} threads")
+
+
+def test_each_thing_the_watch_notes_has_an_id_of_its_kind():
+    """Every description seam/honest.py's watch passes to Honest.note (those made from its tables
+    here, and every one written out in seam/honest.py and seam/callee.py) has an id of its own kind
+    in review.RUNTIME (the catch-all "seen" is for a description the table lacks); an id passes as
+    itself, and is refused under another kind."""
+    from seam.honest import _DISABLERS, BLINDING_C, BLINDING_PY, BY_STACK
+    assert all(kind is None or kind in KINDS for kind, _ in review.RUNTIME.values())
+    described = [("the grader", "the grader's rules or its watch changed"),
+                 ("the grader", "the grader's probes changed (seam.smaps.resident_bytes)"),
+                 ("torch internals", "PyTorch's modes left switched off"),
+                 ("profilers", "a profiler of theirs in place of the watch's"),
+                 ("threads", "a thread of theirs ran while the function was watched"),
+                 ("threads", "2 thread(s) it started still running"),
+                 ("profilers", "a profiler or tracer installed"),
+                 ("torch internals", "the watch's torch modes not in place"),
+                 ("profilers", "the watch's profiler not in place"),
+                 *(("torch internals", f"{module}.{qual}") for module, qual in BLINDING_PY),
+                 *(("torch internals", f"torch._C.{t.__name__}") for t in _DISABLERS),
+                 *(("threads" if name in BY_STACK else "profilers" if name.startswith(("setprofile", "settrace"))
+                    else "torch internals", f"{words} ({name})") for name, words in BLINDING_C.items())]
+    import ast
+    for path in ("seam/honest.py", "seam/callee.py"):  # every note written out there, as an id or words
+        for call in ast.walk(ast.parse((ROOT / path).read_text())):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "note" \
+                    and len(call.args) >= 2 and all(isinstance(a, ast.Constant) for a in call.args[:2]):
+                described.append((call.args[0].value, call.args[1].value))
+    for kind, words in described:
+        found = review.runtime_id(kind, words)
+        assert found != "seen" and review.RUNTIME[found][0] == kind, (kind, words, found)
+    assert review.runtime_id("threads", "thread ran") == "thread ran"
+    assert review.runtime_id("gc", "thread ran") == "seen" and review.runtime_id("gc", FORGED) == "seen"
+    assert review.sent("optim.py", 3, "threads", "another thread (start_new_thread)") == {
+        "file": "optim.py", "line": 3, "kind": "threads", "what": "thread started"}
+
+
+def test_the_worker_sends_ids_and_the_grader_writes_the_words(tmp_path):
+    """A profiler of theirs switched on inside a watched function: the worker's reply names each
+    note by its RUNTIME id, kind, file and line only; the note the grader keeps is in RUNTIME's
+    words."""
+    import torch
+    from seam import InProcess
+    from tests.self.submissions import reference_text, reference_with
+    own = "\nimport torch\ndef round_to(x, fmt):\n    import sys; sys.setprofile(None)\n" \
+          "    return x.float().to(torch.float16).float()\n"
+    folder = reference_with(tmp_path / "s", {"dtypes": reference_text("dtypes") + own})
+    impl = InProcess(folder, package=f"review_ids_{tmp_path.name}")
+    impl.dtypes.round_to(torch.tensor([1.0]), impl.get("dtypes.FP16"))
+    sent = list(impl.callee.honest.notes.values())
+    assert sent and all(set(n) == {"file", "line", "kind", "what"} and n["what"] in review.RUNTIME for n in sent)
+    kept = list(impl._seen.values())  # (impl.notes() leaves out those at a line the text's notes name)
+    assert {(n["line"], n["construct"], n["seen"]) for n in kept} == {
+        (n["line"], review.RUNTIME[n["what"]][1], "at run time") for n in sent}
+    assert review.RUNTIME["profiler set"][1] in {n["construct"] for n in kept}
 
 
 @pytest.mark.parametrize("source, kind, on_another_object", [
@@ -378,3 +475,299 @@ def test_an_attribute_asked_by_its_written_name_is_the_attribute(source, kind, o
     elsewhere = source.replace("import sys as s", "").replace("import sys", "").replace("import logging", "")
     elsewhere = elsewhere.replace("(sys", "(cfg").replace("(s)", "(cfg)").replace("sys.", "cfg.").replace("logging", "cfg")
     assert [n["kind"] for n in scan_source(elsewhere, "scaling.py")] == on_another_object, elsewhere
+
+
+# --- the module's bytes as Python reads them ------------------------------------------------------
+
+LATIN1 = "# -*- coding: latin-1 -*-\nimport gc\ncafé = gc.get_objects()\n".encode("latin-1")
+
+
+def test_a_module_is_read_as_python_reads_it(tmp_path):
+    """A module is read from its bytes as Python's import reads it (its coding cookie, a BOM): gc's
+    object lists in a Latin-1 module with its cookie are a note, where its text decoded as UTF-8 is
+    no Python at all (the look used to find nothing there). Bytes the look cannot decode as Python
+    does are a note of their own ("save it as UTF-8"); a genuine syntax error is none (the module
+    does not import: its tests fail for that)."""
+    compile(LATIN1, "dtypes.py", "exec")  # what Python imports
+    assert scan_source(LATIN1.decode("utf-8", "replace"), "dtypes.py") == []  # the text read as UTF-8
+    (tmp_path / "dtypes.py").write_bytes(LATIN1)
+    assert [(n["line"], n["kind"]) for n in scan(tmp_path)] == [(3, "gc")]
+    bom = b"\xef\xbb\xbfimport gc\nobjects = gc.get_objects()\n"
+    compile(bom, "dtypes.py", "exec")
+    assert [(n["line"], n["kind"]) for n in scan_source(bom, "dtypes.py")] == [(2, "gc")]
+    # bytes no UTF-8 in a comment: Python imports it, the look cannot decode it; its tree is still read
+    odd = b"import gc\n# caf\xe9\nobjects = gc.get_objects()\n"
+    compile(odd, "dtypes.py", "exec")
+    assert [(n["line"], n["kind"]) for n in scan_source(odd, "dtypes.py")] == [(1, "unreadable module"), (3, "gc")]
+    for unreadable in (b"# -*- coding: nonsense -*-\nimport gc\n", "import gc\ngc.get_objects()\n".encode("utf-16")):
+        assert [n["kind"] for n in scan_source(unreadable, "dtypes.py")] == ["unreadable module"], unreadable
+    (tmp_path / "dtypes.py").write_bytes(b"# -*- coding: nonsense -*-\nx = 1\n")
+    assert review.dynamic(tmp_path)  # what it holds went unread: the watch runs its profiler
+    assert scan_source(b"def broken(:\n", "dtypes.py") == []
+
+
+def test_the_memo_is_kept_by_the_bytes(tmp_path, monkeypatch):
+    """A module whose bytes changed is read again, also where its text decoded with replacement
+    characters would not have changed."""
+    monkeypatch.setattr(review, "_memo", {})
+    read = []
+    real = review.scan_source
+    monkeypatch.setattr(review, "scan_source", lambda data, name, pasted=True: read.append(data) or real(data, name, pasted))
+    versions = (b"# coding: latin-1\ncaf\xe9 = 1\n", b"# coding: latin-1\ncaf\xe8 = 1\n")
+    assert len({v.decode("utf-8", "replace") for v in versions}) == 1
+    for data in (*versions, versions[1]):
+        (tmp_path / "dtypes.py").write_bytes(data)
+        assert scan(tmp_path) == []
+    assert read == list(versions)
+
+
+# --- code pasted from the modules the rules take out of the sandbox ------------------------------
+
+def _torch_function(relative: str, name: str) -> str:
+    """The text of a module-level function of torch's file ``relative`` (read, not imported)."""
+    import torch
+    text = (Path(torch.__file__).parent / relative).read_text()
+    node = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == name)
+    return "\n".join(text.splitlines()[node.lineno - 1:node.end_lineno]) + "\n"
+
+
+def _edited(text: str, every: int) -> str:
+    """``text`` with every ``every``-th line of code edited as a student edits what they paste."""
+    out = []
+    for i, line in enumerate(text.splitlines(keepends=True), 1):
+        if i % every == 0 and not line.lstrip().startswith(("def ", "if ", "for ", "else", "elif", ")")):
+            line = line.replace("1 - ", "1.0 - ").replace("grad", "g").replace("param", "w")
+        out.append(line)
+    return "".join(out)
+
+
+# the plain (not capturable) branch of _single_tensor_adam, pasted into a step of their own
+PLAIN_BRANCH = '''import torch
+
+
+class AdamW(torch.optim.Optimizer):
+    def step(self):
+        for group in self.param_groups:
+            params, grads, exp_avgs, exp_avg_sqs, state_steps = self._collect(group)
+            lr, (beta1, beta2), eps, weight_decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+            maximize = False
+            for i, param in enumerate(params):
+                grad = grads[i] if not maximize else -grads[i]
+                exp_avg = exp_avgs[i]
+                exp_avg_sq = exp_avg_sqs[i]
+                step_t = state_steps[i]
+                step_t += 1
+                if weight_decay != 0:
+                    param.mul_(1 - lr * weight_decay)
+                exp_avg.lerp_(grad, 1 - beta1)
+                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+                step = step_t.item()
+                bias_correction1 = 1 - beta1**step
+                bias_correction2 = 1 - beta2**step
+                step_size = lr / bias_correction1
+                bias_correction2_sqrt = bias_correction2**0.5
+                denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+                param.addcdiv_(exp_avg, denom, value=-step_size)
+'''
+
+# an honest AdamW as students write it after reading torch's: its input checks word for word, the
+# closure and param_groups loop, the moments and bias corrections as torch's single-tensor path
+CS336_ADAMW = '''import torch
+
+
+class AdamW(torch.optim.Optimizer):
+    def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 1e-2) -> None:
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay})
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            lr = group["lr"]
+            beta1, beta2 = group["betas"]
+            eps = group["eps"]
+            weight_decay = group["weight_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                grad = p.grad
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = 0
+                    state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                    state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                state["step"] += 1
+                step = state["step"]
+                if weight_decay != 0:
+                    p.mul_(1 - lr * weight_decay)
+                exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
+                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+                bias_correction1 = 1 - beta1**step
+                bias_correction2 = 1 - beta2**step
+                step_size = lr / bias_correction1
+                bias_correction2_sqrt = bias_correction2**0.5
+                denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+                p.addcdiv_(exp_avg, denom, value=-step_size)
+        return loss
+'''
+
+
+def _honest_texts():
+    """(module name, text) of every honest module of the corpora, as the problem's module."""
+    from tests.self.honest_idioms import all_idioms
+    yield from ((p.name, p.read_text()) for p in sorted(REFERENCE.glob("*.py")) if review.problem_of(p.name))
+    for folder in ("alternatives", "honest_samples"):
+        for p in sorted((ROOT / "tests/self" / folder).glob("*.py")):
+            module = HONEST_AS.get(p.name, p.name.partition("__")[0] + ".py")
+            if review.problem_of(module):
+                yield module, p.read_text()
+    yield from ((f"{i.problem}.py", i.text()) for i in all_idioms())
+    yield "optim.py", CS336_ADAMW
+
+
+def test_code_pasted_from_a_removed_module_is_a_note(monkeypatch):
+    """torch's _single_tensor_adam pasted into optim.py (as it is, edited every fourth line, or
+    only its plain branch in a step of their own) and the FLOP counter's mm and bmm formulas pasted
+    into flops.py are notes, at the first line found in torch's file. The honest AdamWs share up
+    to 6 lines in a run with torch's (the moments and bias corrections as its single-tensor path
+    writes them), and torch's Optimizer idioms (the input checks, the closure) are not compared:
+    no honest module is a note, even with PASTE_LINES at 7."""
+    body = "import torch\nfrom torch import Tensor\n\n" + _torch_function("optim/adam.py", "_single_tensor_adam")
+    flops = "import torch\n\n" + "\n\n".join(_torch_function("utils/flop_counter.py", f)
+                                             for f in ("mm_flop", "bmm_flop"))
+    for file, text, first in (("optim.py", body, "from torch import Tensor"),
+                              ("optim.py", _edited(body, 4), "from torch import Tensor"),
+                              ("optim.py", PLAIN_BRANCH, "for i, param in enumerate(params):"),
+                              ("flops.py", flops, "def mm_flop(")):
+        found = [n for n in scan_source(text, file) if n["kind"] == "removed code"]
+        assert len(found) == 1, (file, text[:200], found)
+        assert text.splitlines()[found[0]["line"] - 1].strip().startswith(first)
+        assert first[:30] in found[0]["construct"] and "torch." in found[0]["construct"]
+    monkeypatch.setattr(review, "PASTE_LINES", 7)
+    for module, text in _honest_texts():
+        assert not [n for n in scan_source(text, module) if n["kind"] == "removed code"], module
+    monkeypatch.setattr(review, "PASTE_LINES", 100)  # a verbatim paste has more than a hundred
+    assert [n["kind"] for n in scan_source(body, "optim.py")].count("removed code") == 1
+
+
+def test_the_removed_files_are_found_without_importing_them(monkeypatch):
+    """The lines compared are those of the files this process's Python would load for the absent
+    modules of the rules, found without asking sys.modules (where the sandbox's stand-ins are),
+    and read once per process."""
+    import torch.optim.adam  # noqa: F401
+    real = Path(sys.modules["torch.optim.adam"].__file__)
+    monkeypatch.setattr(review, "_removed", None)
+    monkeypatch.setitem(sys.modules, "torch.optim.adam", types.ModuleType("torch.optim.adam"))  # a stand-in
+    assert review._removed_file("torch.optim.adam") == real
+    lines = review._removed_lines()
+    assert set(lines.values()) == {"torch.optim.adam", "torch.optim.adamw", "torch.utils.flop_counter"}
+    assert "exp_avg_sq.mul_(beta2).addcmul_(grad,grad,value=1-beta2)" in lines
+    assert review._removed_lines() is lines
+
+
+def test_notes_about_the_work_leave_the_watch_as_it_is(tmp_path):
+    """Pasted code and unnamed einops axes are notes, but nothing that could blind the watch: they
+    do not switch its profiler on for every rule (and the worker, which asks, reads no torch file)."""
+    from tests.self.submissions import reference_with
+    body = "import torch\nfrom torch import Tensor\n\n" + _torch_function("optim/adam.py", "_single_tensor_adam")
+    body = body.replace("torch.jit.is_scripting()", "False")  # (torch.jit is a note of its own)
+    folder = reference_with(tmp_path / "s", {"optim": body, "einops": _einops_with(THROWAWAY_REARRANGE)})
+    assert {n["kind"] for n in scan(folder)} == {"removed code", "einops axes"}
+    assert not review.dynamic(folder)
+
+
+# --- einops' "must": the axes named -------------------------------------------------------------
+
+# split_heads as plain torch behind a throw-away rearrange that names no axis
+THROWAWAY_REARRANGE = (
+    '    return rearrange(x, "batch seq (heads dim) -> batch heads seq dim", heads=num_heads)\n',
+    '    b, s, hidden = x.shape\n    x = rearrange(x, "... -> (...)").view(b, s, hidden)\n'
+    '    return x.view(b, s, num_heads, hidden // num_heads).transpose(1, 2)\n')
+MERGE = '    return rearrange(x, "batch heads seq dim -> batch seq (heads dim)")\n'
+SCORES = '    return einsum(query, key, "batch seq1 head dim, batch seq2 head dim -> batch head seq1 seq2")\n'
+MEAN = '    return reduce(x, f"batch seq hidden -> {kept}", "mean")\n'
+IMPORTS = "from einops import einsum, rearrange, reduce\n"
+
+
+def _einops_with(*edits) -> str:
+    from tests.self.submissions import reference_text
+    text = reference_text("einops")
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    return text
+
+
+def _unnamed(text: str, file: str = "einops.py") -> list[tuple[int, str]]:
+    return [(n["line"], n["construct"].split(":")[0]) for n in scan_source(text, file) if n["kind"] == "einops axes"]
+
+
+def _line_of(text: str, start: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if line.startswith(start))
+
+
+@pytest.mark.parametrize("edits, function", [
+    ((THROWAWAY_REARRANGE,), "split_heads"),
+    (((MERGE, '    return einops.rearrange(x, "...->...").transpose(1, 2).flatten(2)\n'),
+      (IMPORTS, "import einops\n" + IMPORTS)), "merge_heads"),
+    (((SCORES, '    return r(query, "()...->...").transpose(1, 2) @ key.permute(0, 2, 3, 1)\n'),
+      (IMPORTS, "from einops import rearrange as r\n" + IMPORTS)), "attention_scores"),
+    (((SCORES, '    return E.einsum(query.transpose(1, 2), key.permute(0, 2, 3, 1), "...1, ...1 -> ...")\n'),
+      (IMPORTS, "import einops as E\n" + IMPORTS)), "attention_scores"),
+    (((MEAN, "    return x.mean(dim=AXES.index(axis))\n"),), "mean_over"),
+])
+def test_a_ruled_function_whose_einops_calls_name_no_axis_is_a_note(edits, function):
+    """The einops rule says each ruled function's result comes from einops with its axes named: one
+    that computes with torch behind an einops call naming no axis (``...``, brackets, digits),
+    through any import of einops, or with no einops call at all, is a note at its def."""
+    text = _einops_with(*edits)
+    assert _unnamed(text) == [(_line_of(text, f"def {function}("), f"def {function}")]
+    assert _unnamed(text, "scaling.py") == []  # only the einops module's ruled functions
+
+
+@pytest.mark.parametrize("edits", [
+    ((MERGE, '    return _merged(x)\n'),  # a helper of theirs
+     ("def mean_over(", 'def _merged(t):\n    return rearrange(t, "b h s d -> b s (h d)")\n\n\ndef mean_over(')),
+    ((MERGE, "    return rearrange(x, MERGED)\n"),  # a pattern kept in a name
+     ("AXES = (", 'MERGED = "b h s d -> b s (h d)"\nAXES = (')),
+    ((MERGE, '    return Rearrange("b h s d -> b s (h d)")(x)\n'),  # einops' layer
+     (IMPORTS, "from einops.layers.torch import Rearrange\n" + IMPORTS)),
+    ((SCORES, '    return ein.einsum(query, key, "b i h d, b j h d -> b h i j")\n'),
+     (IMPORTS, "import einops as ein\n" + IMPORTS)),
+    ((SCORES, '    q = rearrange(query, "b i h d -> b h i d")\n'
+              '    return q @ rearrange(key, "b j h d -> b h d j")\n'),),
+    ((MEAN, '    return functools.partial(reduce, reduction="mean")(x, f"batch seq hidden -> {kept}")\n'),
+     (IMPORTS, "import functools\n" + IMPORTS)),
+])
+def test_einops_with_named_axes_is_no_note(edits):
+    """Honest einops: helpers, patterns in names or made at run time, einops' layers, any alias,
+    a rearrange before ``@`` (what torch computes from an einops result counts as einops')."""
+    assert _unnamed(_einops_with(*edits)) == []
+
+
+def test_honest_einops_is_no_note():
+    """The reference, the alternatives, the honest sample and idioms as einops.py, and the stubs
+    (an unwritten function returns nothing: its tests say so)."""
+    from tests.self.honest_idioms import all_idioms
+    texts = [(REFERENCE / "einops.py").read_text(), (ROOT / "student_stubs/einops.py").read_text(),
+             (ROOT / "tests/self/honest_samples/attention_einops.py").read_text(),
+             *(p.read_text() for p in (ROOT / "tests/self/alternatives").glob("einops__*.py")),
+             *(i.text() for i in all_idioms() if i.problem == "einops")]
+    assert len(texts) >= 6
+    for text in texts:
+        assert _unnamed(text) == [], text[:200]
