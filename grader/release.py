@@ -30,8 +30,8 @@ def _shipped() -> tuple[str, ...]:
 
 SHIPPED = _shipped()
 BUNDLE_FILES = Path(__file__).with_name("student_bundle")
-# the reference's type checks, the results schema, batch's roster, progress bar and raw record
-GRADER_ONLY = ("beartype", "jsonschema", "pyyaml", "tqdm", "pytest-json-report")
+# the reference's type checks, the results schema, batch's roster and raw record
+GRADER_ONLY = ("beartype", "jsonschema", "pyyaml", "pytest-json-report")
 
 
 class ReleaseError(Exception):

@@ -147,9 +147,9 @@ def training_seconds(
     Raises ValueError for total_flops < 0, n_gpus < 1 (must be an int), peak_flops <= 0, or
     mfu outside (0, 1].
 
-    Example (notes 000/001): 70B parameters, 15T tokens, 1024 H100 at 989e12 FLOP/s, 50% MFU:
-    training_seconds(6.3e24, 1024, 989e12, 0.5) ≈ 1.2442e7 s ≈ 144.0 days (the notes: "≈ 144
-    天"). Notes 004: LLaMA 2 7B, C = 6 · 6.7e9 · 2e12, 1024 H100 at 40% MFU -> ≈ 2.3 days.
+    Example (notes 000/001): 70B parameters, 15T tokens, 1024 H100 at 989.5e12 FLOP/s (the
+    notes round it to 989), 50% MFU: training_seconds(6.3e24, 1024, 989.5e12, 0.5)
+    ≈ 1.2435e7 s ≈ 143.9 days (the notes: "≈ 144 天"). Notes 004: LLaMA 2 7B, C = 6 · 6.7e9 · 2e12, 1024 H100 at 40% MFU -> ≈ 2.3 days.
     """
     _check_real("total_flops", total_flops, positive=False)
     if isinstance(n_gpus, bool) or not isinstance(n_gpus, int) or n_gpus < 1:

@@ -14,6 +14,12 @@ exponent code (all ones) depends on the flags:
       all-ones mantissa, which is NaN; emax = 2**E - 1 - bias; max = (2 - 2**(1-M)) * 2**emax.
   no inf, no NaN (E2M1): every code is a number; emax = 2**E - 1 - bias;
       max = (2 - 2**-M) * 2**emax.
+
+A format that makes no sense raises ValueError in every function that takes one. The tests
+use: something that is not a FloatFormat (the string "fp16"), exponent_bits or mantissa_bits
+that is not an int (None), exponent_bits <= 0 (0, -2), mantissa_bits < 0 (-1), and has_inf
+or has_nan that is not a bool (None). No test uses exponent_bits == 1, mantissa_bits == 0 or
+has_inf without has_nan: either answer is accepted (the reference raises ValueError).
 """
 
 from dataclasses import dataclass
@@ -119,7 +125,11 @@ def round_to(x: Float[Tensor, "*shape"], fmt: FloatFormat) -> Float[Tensor, "*sh
       input's sign), matching PyTorch's vectorised CPU cast: FP32 keeps the payload (a float64
       NaN is quieted, its top 22 payload bits kept); FP16: the float32 payload quieted
       (| 0x00400000) and cut to 10 bits (& 0xFFFFE000); BF16: always 0xFFFF0000; FP8_E4M3:
-      s | 0x7FF00000; FP8_E5M2: s | 0x7FE00000; FP4_E2M1: s | 0x7FC00000.
+      s | 0x7FF00000; FP8_E5M2: s | 0x7FE00000; FP4_E2M1: s | 0x7FC00000. Any other format
+      (no torch dtype: FP6, ...): with has_nan, s | 0x7F800000 | the top M mantissa bits set
+      (as FP8); without, s | 0x7FC00000 (as FP4_E2M1). Graded: every bit for FP32, FP8_E4M3,
+      FP8_E5M2 and FP4_E2M1; for FP16, BF16 (PyTorch's own bits vary with the machine) and
+      the formats without a torch dtype, only that a NaN stays a NaN.
 
     Examples (notes 000/004): fp16: 1e-8 -> 0.0, 70000 -> inf; bf16: 70000 -> 70144.0,
     1e-8 -> 1.00117e-08 (kept), 1.001 -> 1.0; E4M3: 500 -> 448.0; E2M1: 2.6 -> 3.0, 2.5 -> 2.0.

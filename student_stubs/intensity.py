@@ -1,7 +1,7 @@
 """intensity — arithmetic intensity, the ridge point and the roofline.
 
 Handout: assignment/problems/intensity.md. Notes (assignment/notes/): 001 (matmul intensity
-2BDF / (2BD + 2DF + 2BF) in bf16, H100 ridge point 989e12 / 3.35e12 ≈ 295), 004 (fp32 square
+2BDF / (2BD + 2DF + 2BF) in bf16, H100 ridge point 989.5e12 / 3.35e12 ≈ 295), 004 (fp32 square
 matmuls 10.7 … 341.3 FLOP/B, `x * 2.0` at 0.125 FLOP/B).
 
 Units: intensity in FLOPs per byte of memory traffic, peak in FLOP/s, bandwidth in bytes/s,
@@ -52,7 +52,8 @@ def ridge_point(peak_flops: int | float, bandwidth: int | float) -> float:
     peak_flops in FLOP/s, bandwidth in bytes/s; both must be positive and finite, else
     ValueError.
 
-    Example (notes 001/004): H100, ridge_point(989e12, 3.35e12) ≈ 295.2.
+    Example (notes 001/004): H100, ridge_point(989.5e12, 3.35e12) ≈ 295.4 (the notes round
+    the H100's dense bf16 peak, 1979e12 / 2, down to 989 and get ≈ 295 too).
     """
     raise NotImplementedError
 
@@ -68,7 +69,7 @@ def is_compute_bound(
     (returns False). Raises ValueError for a negative or non-finite intensity, or a
     peak_flops or bandwidth that is not positive and finite.
 
-    Example: on an H100 (989e12, 3.35e12, ridge ≈ 295) an fp32 2048² matmul (341.3) is
+    Example: on an H100 (989.5e12, 3.35e12, ridge ≈ 295) an fp32 2048² matmul (341.3) is
     compute-bound, a 1024² one (170.7) and `x * 2.0` (0.125) are memory-bound.
     """
     raise NotImplementedError
@@ -85,8 +86,8 @@ def roofline_seconds(
     Raises ValueError for negative or non-finite flops or bytes_moved, or a peak_flops or
     bandwidth that is not positive and finite.
 
-    Example: a bf16 4096³ matmul on an H100 (989e12 FLOP/s, 3.35e12 B/s):
-    roofline_seconds(2 * 4096**3, 2 * 3 * 4096**2, 989e12, 3.35e12) ≈ 1.39e-4 s
+    Example: a bf16 4096³ matmul on an H100 (989.5e12 FLOP/s, 3.35e12 B/s):
+    roofline_seconds(2 * 4096**3, 2 * 3 * 4096**2, 989.5e12, 3.35e12) ≈ 1.39e-4 s
     (compute-bound: 1.39e-4 s of math vs 3.0e-5 s of traffic).
     """
     raise NotImplementedError

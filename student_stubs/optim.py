@@ -24,7 +24,10 @@ class AdamW(torch.optim.Optimizer):
     param-group dicts (each group may override lr, betas, eps, weight_decay), passed to
     `torch.optim.Optimizer.__init__(params, defaults)`.
     Raises ValueError for: lr < 0, eps < 0, a beta outside [0, 1), weight_decay < 0
-    (non-finite values included).
+    (non-finite values included), in the constructor's own arguments, even where every
+    group overrides them (as torch's does). A bad value in a group's own override is not
+    graded either way (torch.optim.AdamW does not check it; the reference raises
+    ValueError for it).
 
     `step(closure=None)`: if `closure` is given, call it under `torch.enable_grad()` and
     return its value (else return None). Then, under `torch.no_grad()`, for every group and

@@ -23,8 +23,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from tqdm import tqdm
-
+from .progress import Progress
 from .output import (BATCH, REPEATS, REPORT, RESULTS, STATUSES, STUDENT, Status, StudentRecord,
                      class_summary, keep_previous, done_as, read_json, student_dirs, student_folder,
                      unfinished_as, write_gradebook, write_json)
@@ -78,6 +77,7 @@ class _Job:
                 env=env)
         os.close(write_fd)
         self.buffer = b""
+        self.created = time.monotonic()  # its first upload's time counts from here (its warm-up)
         self.task: dict | None = None
         self.mark: int | None = None  # the student's student.json (mtime) when it was sent
         self.since = 0.0
@@ -386,18 +386,18 @@ def _run(tasks: list[dict], cfg: dict, jobs: int, out: Path) -> int:
     started = 0
     pool: list[_Job] = []
     env = job_env(jobs)
-    # on a terminal a live bar; in a log file (Slurm's) a line every 30 s at most
-    bar = tqdm(total=len(tasks), unit="student", dynamic_ncols=True, file=sys.stderr,
-               mininterval=0.5 if sys.stderr.isatty() else 30)
+    # on a terminal a live line; elsewhere (a log file, Slurm's, a pipe) a line every 30 s
+    progress = Progress(len(tasks), jobs, TASKS_PER_JOB, sys.stderr)
 
-    def finished(job: _Job, answer: dict) -> None:
+    def finished(job: _Job, answer: dict, first: bool) -> None:
+        """``first``: the job's first upload, whose time counts from the job's start (its warm-up)."""
+        now = time.monotonic()
+        seconds = now - job.created if first else answer.get("seconds", now - job.since)
         job.task = None
         if answer["status"] == "busy":  # another run's grader holds them (grader/batch/job.py _lock)
-            print(f"skipped {answer['key']}: another run is grading them now; run again once it is done",
-                  file=sys.stderr)
+            progress.note(f"skipped {answer['key']}: another run is grading them now; run again once it is done")
         counts[answer["status"]] = counts.get(answer["status"], 0) + 1
-        bar.set_postfix({k: v for k, v in counts.items() if v}, refresh=False)
-        bar.update(1)
+        progress.finished(answer["status"], seconds, first=first)
 
     stopping: _Interrupted | None = None
     try:
@@ -405,11 +405,14 @@ def _run(tasks: list[dict], cfg: dict, jobs: int, out: Path) -> int:
             busy = sum(1 for j in pool if j.task)
             while len(pool) < min(jobs, busy + len(pending)):
                 pool.append(_Job(started, cfg, log_dir, env))
+                progress.job_started()
                 started += 1
             for job in pool:
                 if job.ready and job.task is None and pending:
                     job.send(pending.pop())
             readable = select.select([j.fd for j in pool], [], [], 1.0)[0]
+            now = time.monotonic()
+            progress.tick(tuple((now - (j.created if j.done == 0 else j.since), j.done == 0) for j in pool if j.task))
             for job in list(pool):
                 answers = job.replies() if job.fd in readable else []
                 late = job.task is not None and time.monotonic() - job.since > STUDENT_CAP
@@ -427,14 +430,15 @@ def _run(tasks: list[dict], cfg: dict, jobs: int, out: Path) -> int:
                     job.stop(signal.SIGKILL, wait=5, died=f"{why} while grading {one_line(key)}" if key else None)
                     pool.remove(job)
                     if job.task is None and not job.ready:
-                        print(f"error: a grader process failed to start; see {job.log}", file=sys.stderr)
+                        progress.note(f"error: a grader process failed to start; see {job.log}")
                         return 2
                     if job.task is not None:  # it died (or hung) under this student
-                        finished(job, _crashed(job.task, f"{why}; its last output and its sandbox's: {job.log}"))
+                        finished(job, _crashed(job.task, f"{why}; its last output and its sandbox's: {job.log}"),
+                                 first=job.done == 0)
                     continue
                 for answer in answers:
                     if "fatal" in answer:
-                        print(f"error: {answer['fatal']}", file=sys.stderr)
+                        progress.note(f"error: {answer['fatal']}")
                         return 2
                     if "ready" in answer:
                         job.ready = True
@@ -442,7 +446,7 @@ def _run(tasks: list[dict], cfg: dict, jobs: int, out: Path) -> int:
                     if "interrupted" in answer:  # a signal from outside reached the job
                         raise _Interrupted(answer["interrupted"])
                     job.done += 1
-                    finished(job, answer)
+                    finished(job, answer, first=job.done == 1)
                 if job.task is None and job.done >= TASKS_PER_JOB:
                     job.stop(wait=60)  # a fresh one takes its place (bounds any leak)
                     pool.remove(job)
@@ -461,6 +465,6 @@ def _run(tasks: list[dict], cfg: dict, jobs: int, out: Path) -> int:
                 _record(task, Status.INTERRUPTED, f"interrupted by {stopping.name} while being graded; "
                                                   "a rerun grades them")
                 stopping.marked.append(task["key"])
-        bar.close()
+        progress.close()
     print("; ".join(f"{v} {k}" for k, v in counts.items() if v), file=sys.stderr)
     return 1 if counts["crashed"] else 0
