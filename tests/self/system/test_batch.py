@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -136,7 +137,10 @@ def test_statuses_and_gradebook(graded):
     assert "old/" in ambiguous and "new/" in ambiguous and "Graded as neither" in ambiguous
     assert "1 level(s) down" in read_json(out / "students" / "submission_1002" / "results.json")["output"]
     assert "not found" in read_json(out / "students" / "submission_1006" / "results.json")["output"]
-    assert "6 to grade" in proc.stderr and "student" in proc.stderr   # the progress bar's unit
+    assert "6 to grade" in proc.stderr
+    # no terminal here (a pipe): the interval declared once, and the last progress line
+    assert "progress: a line every 30 s and one at the end (6 upload(s), 2 job(s))" in proc.stderr
+    assert re.search(r"^graded 6/6; \d+:\d\d elapsed$", proc.stderr, re.M), proc.stderr
 
 
 def test_the_class_report_and_the_graded_code_are_written(graded):
