@@ -9,17 +9,17 @@ the same pairs on every run, whatever PYTHONHASHSEED says.
 Against what is known (the reference): a module's share is the share of its tokens, the stub's
 given code left out, covered by fingerprints the other holds too (copydetect's token coverage).
 
-Between two uploads (and an upload and an ``--archive`` file) what matters is what is rare:
-the stub's and the reference's fingerprints are left out, and so is the class's common form:
-a fingerprint held by at least ``max(RING, COMMON × n)`` of the ``n`` uploads of the module
-(a class of ``MIN_CLASS`` or more). Every other fingerprint weighs by its rarity,
-``log(cut / holders) / log(cut / 2)`` (1 when two uploads or fewer hold it, 0 at the cut), over
-the tokens it stands for (up to the next fingerprint, at most ``K``). A module's share is the
-weight it shares with the other over all its weight: a copy of a distinctive solution shares
-nearly all of it; two students who wrote the standard AdamW apart share the common form (no
-weight) and a few half-common phrasings, not what each wrote their own way. A module with less
-than ``MIN_TOKENS`` of weight is too much the common form to say anything. A pair is flagged
-when both shares are at least ``THRESHOLD``; pairs are ranked by the lower share.
+Between two uploads (and an upload and an ``--archive`` file) what matters is what is rare. The
+stub's and the reference's fingerprints weigh nothing (two who copied the reference are each
+found against it), and neither does the class's common form: a fingerprint held by
+``cut = max(2 × RING, COMMON × n)`` of the module's ``n`` uploads or more. One held by ``RING`` or
+fewer (a pair, a small copy ring) weighs 1, and in between the weight falls with the holders'
+count, ``log(cut / holders) / log(cut / RING)``. A module's share is the weight it shares with
+the other, over the tokens each fingerprint stands for (up to the next one, at most ``K``), of
+all its tokens (the stub's left out): a renamed copy of a solution of its own shares nearly all
+of it; two students who wrote the standard AdamW apart share its common phrasings, which weigh
+nothing, and not what each wrote their own way. A pair is flagged when both shares are at least
+``THRESHOLD``, ranked by the lower: the rarer what two share, the higher.
 
 The pairs come from an inverted index, fingerprint -> uploads, of the rare fingerprints only:
 pairs that share none are never looked at (all pairs of 1,000 students would be half a million
