@@ -100,51 +100,71 @@ def _spans(text: str, fp: Print, shared: np.ndarray) -> list[list[int]]:
     return [[int(first[a]), int(last[min(b, fp.length) - 1])] for a, b in zip(starts, ends)][:50]
 
 
+def _held(mine: np.ndarray, w: np.ndarray, other: np.ndarray, w_other: np.ndarray, mark: np.ndarray) -> np.ndarray:
+    """Which of my fingerprints of weight the other holds with weight (``mark``: a scratch array of
+    False, one per number, left as it was found)."""
+    theirs = other[w_other > 0]
+    mark[theirs] = True
+    held = (w > 0) & mark[mine]
+    mark[theirs] = False
+    return held
+
+
 def _pair(problem: str, a: str, b: str, sa: float, sb: float) -> dict:
     return {"problem": problem, "a": a, "b": b, "score": round(float(min(sa, sb)), 3),
             "a_share": round(float(sa), 3), "b_share": round(float(sb), 3)}
 
 
-def against_known(problem: str, theirs: dict[str, Print], known: tuple[str, Print], stub: np.ndarray):
-    """Each upload against one known text, the stub's fingerprints left out: (flagged pairs,
-    {pair index: (the upload's shared mask, the known's)})."""
-    name, kp = known
-    kkeep = ~np.isin(kp.hashes, stub)
-    khashes, kpos = kp.hashes[kkeep], kp.positions[kkeep]
+def numbered(prints: list[Print]) -> tuple[list[np.ndarray], int]:
+    """Each print's hashes as small numbers (one hash, one number, in every print), and how many
+    numbers: what is shared is then looked up in an array, not searched for."""
+    if not prints:
+        return [], 0
+    distinct, ids = np.unique(np.concatenate([fp.hashes for fp in prints]), return_inverse=True)
+    return np.split(ids.reshape(-1), np.cumsum([len(fp.hashes) for fp in prints])[:-1]), len(distinct)
+
+
+def against_known(problem: str, theirs: list[tuple[str, Print, np.ndarray]], known: tuple[str, Print, np.ndarray],
+                  stub: np.ndarray):
+    """Each upload (key, print, its numbers) against one known text, the fingerprints where
+    ``stub`` (by number) left out: (flagged pairs, [each one's shared masks: the upload's, the known's])."""
+    name, kp, kid = known
+    kkeep = ~stub[kid]
+    kids, kpos = kid[kkeep], kp.positions[kkeep]
     kcover = _cover(kpos)
-    pairs, masks = [], {}
-    for who, fp in theirs.items():
-        keep = ~np.isin(fp.hashes, stub)
-        mine, cover = fp.hashes[keep], _cover(fp.positions[keep])
+    in_known, mark = np.zeros(len(stub), bool), np.zeros(len(stub), bool)
+    in_known[kids] = True
+    pairs, masks = [], []
+    for who, fp, ids in theirs:
+        keep = ~stub[ids]
+        cover = _cover(fp.positions[keep])
         if cover < MIN_TOKENS or not kcover:
             continue
-        shared = np.isin(mine, khashes)
+        shared = keep & in_known[ids]
         if not shared.any():
             continue
-        back = np.isin(khashes, mine)
-        sa, sb = _cover(fp.positions[keep][shared]) / cover, _cover(kpos[back]) / kcover
+        mark[ids[shared]] = True
+        back = mark[kids]
+        mark[ids[shared]] = False
+        sa, sb = _cover(fp.positions[shared]) / cover, _cover(kpos[back]) / kcover
         if min(sa, sb) >= THRESHOLD:
-            full, kfull = np.zeros(len(keep), bool), np.zeros(len(kkeep), bool)
-            full[np.nonzero(keep)[0][shared]], kfull[np.nonzero(kkeep)[0][back]] = True, True
-            masks[len(pairs)] = (full, kfull)
+            kfull = np.zeros(len(kid), bool)
+            kfull[np.nonzero(kkeep)[0][back]] = True
+            masks.append((shared, kfull))
             pairs.append(_pair(problem, who, name, sa, sb))
     return pairs, masks
 
 
-def weights(students: list[Print], others: list[Print], left_out: np.ndarray) -> list[np.ndarray]:
-    """Each fingerprint's weight in ``students`` then ``others`` (the archive): its rarity among
-    the students' uploads; 0 for the class's common form and for ``left_out``."""
-    held, count = np.unique(np.concatenate([np.unique(fp.hashes) for fp in students] + [np.zeros(0, np.int64)]),
-                            return_counts=True)
-    cut = max(2 * RING, COMMON * len(students))
-    out = []
-    for fp in students + others:
-        at = np.minimum(np.searchsorted(held, fp.hashes), max(len(held) - 1, 0))
-        holders = np.where(held[at] == fp.hashes, count[at], 1) if len(held) else np.ones(len(fp.hashes), np.int64)
-        w = np.clip(np.log(cut / np.maximum(holders, RING)) / np.log(cut / RING), 0.0, 1.0)
-        w[np.isin(fp.hashes, left_out)] = 0.0
-        out.append(w)
-    return out
+def weights(ids: list[np.ndarray], students: int, left_out: np.ndarray) -> list[np.ndarray]:
+    """Each fingerprint's weight, by row (``ids``: each row's numbers; the first ``students`` rows
+    are the class's uploads, the rest the archive's): its rarity among the uploads; 0 for the
+    class's common form and where ``left_out`` (by number)."""
+    held = np.bincount(np.concatenate([np.unique(i) for i in ids[:students]] + [np.zeros(0, np.int64)]),
+                       minlength=len(left_out))
+    cut = max(2 * RING, COMMON * students)
+    table = np.clip(np.log(cut / np.maximum(held, RING)) / np.log(cut / RING), 0.0, 1.0)
+    table[left_out] = 0.0
+    return [table[i] for i in ids]
 
 
 def _segments(fp: Print) -> np.ndarray:
@@ -154,7 +174,7 @@ def _segments(fp: Print) -> np.ndarray:
     return np.minimum(np.diff(fp.positions.astype(np.int64), append=int(fp.positions[-1]) + K), K)
 
 
-def between(rows: list[Print], w: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def between(rows: list[Print], ids: list[np.ndarray], w: list[np.ndarray]):
     """Every two rows that share a fingerprint of weight: (row a, row b, a's shared weight, b's),
     a < b; a row's weight is over the tokens each fingerprint stands for."""
     H, R, V = [], [], []
@@ -162,7 +182,7 @@ def between(rows: list[Print], w: list[np.ndarray]) -> tuple[np.ndarray, np.ndar
         if not len(fp.hashes):
             continue
         keep = wr > 0
-        H.append(fp.hashes[keep]), R.append(np.full(int(keep.sum()), r, np.int64)), V.append((wr * _segments(fp))[keep])
+        H.append(ids[r][keep]), R.append(np.full(int(keep.sum()), r, np.int64)), V.append((wr * _segments(fp))[keep])
     empty = np.zeros(0, np.int64)
     if not H:
         return empty, empty, np.zeros(0), np.zeros(0)
@@ -204,33 +224,39 @@ def similar(problem: str, students: dict[str, str], stub: str, reference: str | 
     todo = [t for t in texts.values() if t not in given]
     new = dict(zip(todo, fingerprints(todo, jobs)))
     made = {k: given[t] if t in given else new[t] for k, t in texts.items()}
-    stub_hashes = np.unique(fingerprints([stub])[0].hashes) if stub else np.zeros(0, np.int64)
-    theirs = {k: made[k] for k in students}
+    names = list(students) + list(archive)
+    rows = [made[k] for k in names]
+    extra = ([made[REFERENCE_NAME]] if reference else []) + ([fingerprints([stub])[0]] if stub else [])
+    ids, count = numbered(rows + extra)
+    in_stub, left_out = np.zeros(count, bool), np.zeros(count, bool)
+    if stub:
+        in_stub[ids[-1]] = True
+    left_out |= in_stub
     pairs, masks = [], []  # masks: each pair's (a's shared fingerprints, b's)
     compared = 0
     if reference:
-        compared += len(theirs)
-        found, shared = against_known(problem, theirs, (REFERENCE_NAME, made[REFERENCE_NAME]), stub_hashes)
+        left_out[ids[len(rows)]] = True
+        compared += len(students)
+        found, shared = against_known(problem, [(k, made[k], i) for k, i in zip(students, ids)],
+                                      (REFERENCE_NAME, made[REFERENCE_NAME], ids[len(rows)]), in_stub)
         pairs += found
-        masks += [shared[i] for i in range(len(found))]
+        masks += shared
     # between uploads (and the archive): the stub, the reference and the class's common form left out
-    left_out = np.union1d(stub_hashes, made[REFERENCE_NAME].hashes) if reference else stub_hashes
-    names = list(theirs) + list(archive)
-    rows = [made[k] for k in names]
-    w = weights(rows[:len(theirs)], rows[len(theirs):], left_out)
+    ids = ids[:len(rows)]
+    w = weights(ids, len(students), left_out)
     # a module's whole: its tokens, the stub's left out (what a share is of)
-    whole = np.array([float(_segments(fp)[~np.isin(fp.hashes, stub_hashes)].sum()) for fp in rows])
+    whole = np.array([float(_segments(fp)[~in_stub[i]].sum()) for fp, i in zip(rows, ids)])
     w = [wr if m >= MIN_TOKENS else np.zeros_like(wr) for wr, m in zip(w, whole)]
-    ra, rb, va, vb = between(rows, w)
+    ra, rb, va, vb = between(rows, ids, w)
     compared += len(ra)
+    mark = np.zeros(count, bool)
     for a, b, x, y in zip(ra.tolist(), rb.tolist(), va.tolist(), vb.tolist()):
-        if a >= len(theirs):  # two archive files
+        if a >= len(students):  # two archive files
             continue
         sa, sb = x / whole[a], y / whole[b]
         if min(sa, sb) >= THRESHOLD:
             pairs.append(_pair(problem, names[a], names[b], sa, sb))
-            ha, hb = rows[a].hashes[w[a] > 0], rows[b].hashes[w[b] > 0]
-            masks.append(((w[a] > 0) & np.isin(rows[a].hashes, hb), (w[b] > 0) & np.isin(rows[b].hashes, ha)))
+            masks.append((_held(ids[a], w[a], ids[b], w[b], mark), _held(ids[b], w[b], ids[a], w[a], mark)))
     order = sorted(range(len(pairs)), key=lambda i: (-pairs[i]["score"], pairs[i]["a"], pairs[i]["b"]))
     pairs = [pairs[i] for i in order]
     for p, i in zip(pairs[:spans], order):
