@@ -13,8 +13,8 @@ Between two uploads (and an upload and an ``--archive`` file) what matters is wh
 stub's and the reference's fingerprints weigh nothing (two who copied the reference are each
 found against it), and neither does the class's common form: a fingerprint held by
 ``cut = max(2 × RING, COMMON × n)`` of the module's ``n`` uploads or more. One held by ``RING`` or
-fewer (a pair, a small copy ring) weighs 1, and in between the weight falls with the holders'
-count, ``log(cut / holders) / log(cut / RING)``. A module's share is the weight it shares with
+fewer (a pair, a small copy ring) weighs 1, and in between the weight falls linearly with the
+holders' count, ``(cut - holders) / (cut - RING)``. A module's share is the weight it shares with
 the other, over the tokens each fingerprint stands for (up to the next one, at most ``K``), of
 all its tokens (the stub's left out): a renamed copy of a solution of its own shares nearly all
 of it; two students who wrote the standard AdamW apart share its common phrasings, which weigh
@@ -162,7 +162,7 @@ def weights(ids: list[np.ndarray], students: int, left_out: np.ndarray) -> list[
     held = np.bincount(np.concatenate([np.unique(i) for i in ids[:students]] + [np.zeros(0, np.int64)]),
                        minlength=len(left_out))
     cut = max(2 * RING, COMMON * students)
-    table = np.clip(np.log(cut / np.maximum(held, RING)) / np.log(cut / RING), 0.0, 1.0)
+    table = np.clip((cut - held) / (cut - RING), 0.0, 1.0)
     table[left_out] = 0.0
     return [table[i] for i in ids]
 
