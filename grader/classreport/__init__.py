@@ -27,6 +27,7 @@ evidence for a person to look at. batch and merge run it at their end.
 
 import ast
 import functools
+import os
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -291,25 +292,28 @@ def similarity_of(students: list[dict], archive: Path | None = None) -> dict:
     reference and the ``archive`` folder's modules (any <problem>.py below it); the stub's given
     code left out."""
     from ..paths import REFERENCE, STUBS
-    from .similarity import THRESHOLD, read_modules, similar
+    from .similarity import LARGEST, THRESHOLD, fingerprints, read_modules, similar
+    theirs = {p: {s["key"]: s["code"][p] for s in students if p in s["code"]} for p in PROBLEMS}
+    # every module fingerprinted at once (processes share the work), then compared per problem
+    texts = [t for p in PROBLEMS for t in theirs[p].values() if len(t) <= LARGEST]
+    made = dict(zip(texts, fingerprints(texts, jobs=min(4, os.cpu_count() or 1))))
     problems = {}
     too_large = []
     for p in PROBLEMS:
-        theirs = {s["key"]: s["code"][p] for s in students if p in s["code"]}
-        if not theirs:
+        if not theirs[p]:
             continue
         known = {}
         for path in sorted(Path(archive).rglob(f"{p}.py")) if archive is not None else ():
             text = read_modules(path.parent, p)
             if text is not None:
                 known[str(path.relative_to(archive))] = text
-        problems[p] = similar(p, theirs, read_modules(STUBS, p) or "",
-                              read_modules(REFERENCE, p), known)
+        problems[p] = similar(p, theirs[p], read_modules(STUBS, p) or "",
+                              read_modules(REFERENCE, p), known, spans=SHOWN, made=made)
         too_large += [{"student": who, "problem": p} for who in problems[p]["too_large"]]
     pairs = sorted((pair for r in problems.values() for pair in r["pairs"]),
                    key=lambda x: (-x["score"], x["problem"], x["a"], x["b"]))
     for pair in pairs[SHOWN:]:  # the matching spans of the pairs the page shows side by side only
-        pair.pop("a_spans"), pair.pop("b_spans")
+        pair.pop("a_spans", None), pair.pop("b_spans", None)
     return {"threshold": THRESHOLD, "pairs": pairs,
             "compared": sum(r["compared"] for r in problems.values()),
             "candidates": sum(r["candidates"] for r in problems.values()),
@@ -359,13 +363,6 @@ def write(out: Path, archive: Path | None = None, with_similarity: bool = True) 
     """report.json and report.html in ``out``; returns the summary lines."""
     from .html import render
     students = gather(out)
-    try:
-        import copydetect  # noqa: F401 (the similarity pass's library: the `report` extra)
-    except ImportError:
-        with_similarity, missing = False, ["similar code: not compared (copydetect is not installed: "
-                                           "python -m pip install -e '.[report]')"]
-    else:
-        missing = []
     report = build(students, similarity_of(students, archive) if with_similarity else None)
     write_json(Path(out) / REPORT_JSON, report)
     from ..paths import problem_file
@@ -375,7 +372,7 @@ def write(out: Path, archive: Path | None = None, with_similarity: bool = True) 
         for path in sorted(Path(archive).rglob(f"{p}.py")) if archive is not None else ():
             code.setdefault(f"{ARCHIVE_NAME}{path.relative_to(archive)}", {})[p] = path.read_text(errors="replace")
     write_atomically(Path(out) / REPORT_HTML, render(report, code).encode(errors="backslashreplace"))
-    return summary(report) + missing + [f"wrote {Path(out) / REPORT_HTML} and {REPORT_JSON}"]
+    return summary(report) + [f"wrote {Path(out) / REPORT_HTML} and {REPORT_JSON}"]
 
 
 def after_batch(out: Path) -> None:

@@ -38,6 +38,7 @@ SMOKE: dict[str, tuple[list[str], list[str]]] = {
         r"^graded \d+ variants once in",
         *(rf"^ +{n} students: report +{NUMBER} s, similarity +{NUMBER} s \(\d+ comparisons, \d+ candidate "
           rf"pairs, \d+ flagged\)$" for n in (6, 12)),
+        *(rf"^ +{n} students: the whole report +{NUMBER} s$" for n in (6, 12)),
         r"^size  report  similarity",
         rf"^ +12 +{NUMBER} +{NUMBER} +x2\.0 -> x"]),
     "gradescope_settings": (["--only", CHEAP, "--submissions", "stubs"], [
