@@ -200,11 +200,21 @@ def install(fd: int, upload: str, roots, removed) -> None:
         return path
 
     def hook(event, args):
-        if type_(event) is not str_ or event not in watched or state["busy"]:
+        if type_(event) is not str_ or state["busy"]:
             return
+        if event not in watched:
+            # ctypes' events are many (ctypes.dlopen, .dlsym, .cdata, .call_function, ...): one test,
+            # in this one hook (each hook is a Python call on every event the worker raises)
+            if not event.startswith("ctypes."):
+                return
         state["busy"] = True
         try:
-            follow(event, args)
+            if event in watched:
+                follow(event, args)
+            else:
+                caller = getframe(1)
+                if theirs(caller) is not None:
+                    send("ctypes", caller)
         except BaseException:  # never into their code: an event it could not follow is said instead
             try:
                 write(fd, b"failed\x000\x00\x00")
@@ -275,17 +285,4 @@ def install(fd: int, upload: str, roots, removed) -> None:
                  "gc" if event.startswith("gc.") else
                  "profiler" if event in ("sys.setprofile", "sys.settrace") else "code-made", caller)
 
-    def ctypes_hook(event, args):
-        # ctypes' events are many (ctypes.dlopen, .dlsym, .cdata, .call_function, ...): one test
-        if state["busy"] or type_(event) is not str_ or not event.startswith("ctypes."):
-            return
-        state["busy"] = True
-        try:
-            caller = getframe(1)
-            if theirs(caller) is not None:
-                send("ctypes", caller)
-        finally:
-            state["busy"] = False
-
     sys.addaudithook(hook)
-    sys.addaudithook(ctypes_hook)
