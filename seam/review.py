@@ -53,8 +53,10 @@ KINDS = {
     "imports by name": ("a module reached by a name made at run time (importlib, pydoc.locate, "
                         "sys.modules, __import__, a path added to sys.path) can be the grader's own",
                         "import modules with an import statement"),
-    "code from text": ("code made from a string or from pickled bytes runs in no file of yours",
-                       "write the code out; load checkpoints with weights_only=True"),
+    "code from text": ("code made from a string (exec, eval, compile, marshal) runs in no file of yours",
+                       "write the code out as functions of your module"),
+    "unpickling": ("unpickling calls whatever the pickled bytes name, from no file of yours",
+                   "save and load state_dicts with torch.save and torch.load(path, weights_only=True)"),
     "the grader": ("the grader's own modules (seam) hold the watch and its record",
                    "nothing of the grader's is needed: the tests call your functions"),
     "removed code": ("code of a module the honest-work rules take out of the sandbox, pasted into the upload "
@@ -78,8 +80,8 @@ MODULES = {
     "torch._dispatch": "torch internals",
     "importlib": "imports by name", "pydoc": "imports by name", "runpy": "imports by name",
     "pkgutil": "imports by name", "builtins": "imports by name",
-    "pickle": "code from text", "_pickle": "code from text", "marshal": "code from text",
-    "dill": "code from text", "cloudpickle": "code from text", "code": "code from text",
+    "pickle": "unpickling", "_pickle": "unpickling", "marshal": "code from text",
+    "dill": "unpickling", "cloudpickle": "unpickling", "code": "code from text",
     "codeop": "code from text",
     "seam": "the grader",
 }
@@ -178,12 +180,56 @@ def _construct(node, aliases: dict) -> tuple[str, str] | None:
         return CALLS[node.func.id], f"{node.func.id}(...)"
     elif isinstance(node, ast.keyword) and node.arg == "weights_only" and not (
             isinstance(node.value, ast.Constant) and node.value.value is True):
-        return "code from text", "torch.load(weights_only=...) that may unpickle"
+        return "unpickling", "torch.load(weights_only=...) that may unpickle"
     if isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr, ast.Call)):
         text = folded(node)
         if text and (kind := _spelled(text)):
             return kind, f"the string {text[:60]!r}"
     return None
+
+
+# Loading with weights_only off unpickles: the bytes may name any callable. A module that saves its
+# own checkpoints (it calls torch.save) and loads one from a path or a buffer is resuming its own
+# work: what it unpickles is what its own code pickled, and whatever that code does is written in
+# the module, where this look and the run-time record see it. A load of bytes the module spells
+# itself (a bytes constant, a decoder or a buffer fed text) is code from text whatever it saves.
+FROM_TEXT = ("BytesIO", "b64decode", "b85decode", "a85decode", "b32decode", "b16decode", "fromhex",
+             "unhexlify", "decompress", "encode", "bytes", "bytearray", "loads")
+
+
+def _own_checkpoints(nodes: list, aliases: dict) -> set[int]:
+    """The ids of the ``weights_only=`` keywords of loads of the module's own checkpoints: none
+    unless the module calls ``torch.save``; then each ``weights_only`` of a call whose source (its
+    first argument, or ``f=``) holds no bytes constant and no call of ``FROM_TEXT``."""
+    torch_names = {name for name, module in aliases.items() if module == "torch"} | {"torch"}
+    saves_from = {a.asname or a.name for n in nodes if isinstance(n, ast.ImportFrom) and n.module == "torch"
+                  for a in n.names if a.name == "save"}
+
+    def saves(call) -> bool:
+        f = call.func
+        return (isinstance(f, ast.Attribute) and f.attr == "save" and isinstance(f.value, ast.Name)
+                and f.value.id in torch_names) or (isinstance(f, ast.Name) and f.id in saves_from)
+
+    calls = [n for n in nodes if isinstance(n, ast.Call)]
+    if not any(saves(c) for c in calls):
+        return set()
+
+    def from_text(source) -> bool:
+        for n in ast.walk(source):
+            if isinstance(n, ast.Constant) and isinstance(n.value, bytes):
+                return True
+            if isinstance(n, ast.Call):
+                name = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+                if name in FROM_TEXT:
+                    return True
+        return False
+
+    own = set()
+    for call in calls:
+        source = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "f"), None)
+        if source is not None and not from_text(source):
+            own |= {id(k) for k in call.keywords if k.arg == "weights_only"}
+    return own
 
 
 def _by_name(node) -> tuple[str | None, str, str] | None:
@@ -235,8 +281,11 @@ def scan_source(source: str | bytes, filename: str, pasted: bool = True) -> list
     nodes = list(ast.walk(tree))
     aliases = {a.asname: a.name for n in nodes if isinstance(n, ast.Import) for a in n.names if a.asname}
     found: dict[tuple, dict] = {}
+    own = _own_checkpoints(nodes, aliases)
     for node in nodes:
         hit = _construct(node, aliases)
+        if hit and id(node) in own:
+            continue
         if hit:
             at = (getattr(node, "lineno", 1), hit[0])
             found.setdefault(at, note(filename, at[0], hit[0], hit[1]))

@@ -45,11 +45,10 @@ import statistics
 from pathlib import Path
 
 from seam.problems import PROBLEMS
-from seam.review import at_run_time, ordered, tally
 from ..files import write_atomically
-from ..report import per_problem, render_table, review_of, to_come
+from ..report import per_problem, render_table, to_come
 from ..text import csv_cell, one_line
-from . import attention
+from . import firstscreen
 
 
 class Status(enum.StrEnum):
@@ -308,63 +307,31 @@ def write_report(folder: Path, results: dict) -> None:
     write_atomically(Path(folder) / REPORT, render_table(results) + "\n")
 
 
-SHOWN_REVIEW = 10  # review lines at the top of a batch's summary; the class report has them all
-SHOWN_PLACES = 3  # notes named by place on an upload's line; its count by kind says the rest
+def screen_uploads(out: Path, entries: list) -> list[dict]:
+    """The first screen's facts of each counted upload (firstscreen.first_screen): who, its
+    status, its results, the problems its kept modules leave missing or as the stub as given."""
+    from .firstscreen import not_attempted
+    uploads = []
+    for key, record, results in entries:
+        code = {}
+        for p in PROBLEMS:
+            path = student_folder(out, key) / CODE / f"{p}.py"
+            if results is not None and path.is_file() and path.stat().st_size <= 1 << 20:
+                code[p] = path.read_text(errors="replace")
+        uploads.append({"key": key, "status": record.status.value, "results": results, "error": record.error,
+                        "who": [s.get("name") or s.get("sid") or key for s in record.students or []],
+                        "missing": not_attempted(code)})
+    return uploads
 
 
-def review_summary(entries: list) -> list[str]:
-    """The batch summary's first lines: how many notes for review (seam/review.py) of each kind,
-    then each upload with notes, by the students' names: the uploads with notes seen at run time
-    first, and on each line its notes' places in review.ordered's order (those seen at run time
-    first, one of each kind in turn), with its count by kind where some are not named; no point
-    was taken for any of them. Names are the students' own text: each line is one_line'd."""
-    found = [(key, record, review_of(r)) for key, record, r in entries if r and review_of(r)]
-    if not found:
-        return []
-    found.sort(key=lambda f: not any(map(at_run_time, f[2])))  # (stable)
-    lines = [f"review: {tally([n for _, _, notes in found for n in notes])} in {len(found)} upload(s) "
-             f"for a person to read (no point was taken; the class report lists them):"]
-    for key, record, notes in found[:SHOWN_REVIEW]:
-        who = ", ".join(s["name"] or s["sid"] for s in record.students) or key
-        places = "; ".join(f"{n['file']}:{n['line']} {n['kind']}" + (" (at run time)" if at_run_time(n) else "")
-                           for n in ordered(notes)[:SHOWN_PLACES])
-        more = f" ({tally(notes)})" if len(notes) > SHOWN_PLACES else ""
-        lines.append(one_line(f"  {who} ({key}): {places}{more}"))
-    if len(found) > SHOWN_REVIEW:
-        lines.append(f"  and {len(found) - SHOWN_REVIEW} more upload(s)")
-    return lines
-
-
-def act_on_summary(entries: list) -> list[str]:
-    """After the notes for review, what else a TA must act on, a line each (attention.py): the
-    uploads at or near zero, the gradings that did not finish and what hung, by the students'
-    names; then the GPU points a CPU pass left, once."""
-    names = {key: (", ".join(s["name"] or s["sid"] for s in record.students) or key) + f" ({key})"
-             for key, record, _ in entries}
-
-    def line(title: str, found: list[tuple[str, str]]) -> list[str]:
-        if not found:
-            return []
-        shown = "; ".join(one_line(f"{names[k]}: {what}") for k, what in found[:attention.SHOWN])
-        more = len(found) - attention.SHOWN
-        return [f"act on: {title}: {len(found)}: {shown}" + (f"; and {more} more (report.html)" if more > 0 else "")]
-
-    low = attention.low([(k, record.status.value, r) for k, record, r in entries])
-    out = line(f"zero or near zero (under {attention.NEAR_ZERO:.0%} of the points)",
-               [(x["student"], x["why"]) for x in low])
-    hung = [(k, f"{i['what']}: {attention.how_said(i['how'])}") for k, _, r in entries if r for i in attention.incidents(r)]
-    hung += [(k, attention.UNFINISHED[record.status.value] + (f" ({record.error})" if record.error else "")
-              + ": run the batch again") for k, record, _ in entries if record.status.value in attention.UNFINISHED]
-    out += line("timeouts and crashes", hung)
-    gpu, _ = attention.gpu_pending({k: r for k, _, r in entries if r})
-    return out + ([attention.gpu_line(gpu)] if gpu else [])
-
-
-def class_summary(out: Path) -> list[str]:
-    """The end of a batch: what to act on first (``review_summary``, ``act_on_summary``), then
-    three lines: who was graded, each problem's mean, the test most students failed."""
+def class_summary(out: Path, screen: bool = True) -> list[str]:
+    """The end of a batch: what to act on first (firstscreen.lines: the class report's first
+    screen, less what only the report finds, its likely copies), then three lines: who was graded,
+    each problem's mean, the test most students failed. ``screen=False``: the three lines alone
+    (the class report that follows says the first screen, copies included)."""
     entries = _entries(out)  # every results.json of the class, read once for all
-    return [*review_summary(entries), *act_on_summary(entries), *_class_lines(entries)]
+    said = firstscreen.lines(firstscreen.first_screen(screen_uploads(out, entries))) if screen else []
+    return [*said, *_class_lines(entries)]
 
 
 def _class_lines(entries: list) -> list[str]:

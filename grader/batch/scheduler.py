@@ -366,7 +366,8 @@ def _batch(submissions: Path, out: Path, options: Options | None, jobs: int, sha
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         path = write_gradebook(out)
-        for line in class_summary(out):
+        # the first screen is said once: by the class report that follows, or here when none does
+        for line in class_summary(out, screen=code not in (0, 1)):
             if line:
                 print(line, file=sys.stderr)
         print(f"wrote {path}", file=sys.stderr)

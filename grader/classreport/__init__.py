@@ -7,9 +7,11 @@ reads a batch's (or merge's) output folder (grader/batch/output.py) and writes
 page: ``html.render``) and prints a short summary. It changes no grade: the similarity pairs are
 evidence for a person to look at. batch and merge run it at their end.
 
-- what to act on, first (actions.py, from batch/attention.py's facts): notes for review, uploads
-  at or near zero, timeouts and crashes, likely copies, each by name with the points at stake;
-  the GPU points a CPU pass left, said once;
+- what to act on, first (actions.py: batch/firstscreen.py's first screen, the terminal's too,
+  with the likely copies added): the students charged, the modules that do not import and what
+  hung or crashed, the notes for review with each kind's advice, the uploads at zero, likely
+  copies, each by name with its points; below them the partial uploads, counted; the GPU points
+  a CPU pass left, said once;
 - scores: the total's and each problem's distribution (stats.describe; a problem's over the
   students who attempted it), the statuses (not found, empty, ambiguous, crashed, interrupted, not attempted:
   every module the stub as given, and the students whose tests not run differ from the class's) and
@@ -33,12 +35,13 @@ from pathlib import Path
 
 from seam.problems import PROBLEMS
 from ..batch import attention
+from ..batch.firstscreen import not_attempted
 from ..batch.output import CODE, PREVIOUS, REPEATS, RESULTS, StudentRecord, _entries, read_json, write_json
 from ..files import write_atomically
 from ..report import per_problem
 from ..text import one_line
 from . import actions, stats
-from .similarity import ARCHIVE_NAME, LARGEST, REFERENCE_NAME
+from .similarity import ARCHIVE_NAME, REFERENCE_NAME
 from .words import too_large_by_student, too_large_limit, who
 
 REPORT_JSON, REPORT_HTML = "report.json", "report.html"
@@ -53,29 +56,6 @@ def _message(t: dict) -> str:
     """A failure's first line that says what was wrong (the test title line is the same for all)."""
     lines = [ln.strip() for ln in t.get("output", "").splitlines() if ln.strip()]
     return one_line(lines[0])[:160] if lines else "failed (no message)"
-
-
-@functools.cache
-def _stub_tree(problem: str) -> str | None:
-    from ..paths import problem_file
-    return _tree(problem_file(problem, "stub").read_text())
-
-
-def _tree(text: str) -> str | None:
-    try:
-        return ast.dump(ast.parse(text))
-    except (SyntaxError, ValueError):
-        return None
-
-
-def not_attempted(code: dict[str, str]) -> list[str]:
-    """The problems whose module is missing or is the stub as given: the same syntax tree (a
-    comment or a blank line changed is no attempt). No module kept at all says nothing (an
-    upload without one is "empty", never graded): none then."""
-    if not code:
-        return []
-    # (a module past LARGEST is no stub as given, and its syntax tree is not worth the time)
-    return [p for p in PROBLEMS if p not in code or (len(code[p]) <= LARGEST and _tree(code[p]) == _stub_tree(p))]
 
 
 def gather(out: Path) -> list[dict]:
@@ -178,18 +158,11 @@ def build(students: list[dict], similarity: dict | None = None) -> dict:
     incidents = [{"student": s["key"], **i} for s in graded for i in attention.incidents(s["results"])]
     incidents += [{"student": s["key"], "what": "the grading", "how": [[s.get("error") or s["status"], 1]],
                    "points": possible} for s in students if s["status"] in attention.UNFINISHED]
-    graded_problems = {s["key"]: {row["problem"] for row in per_problem(s["results"])} for s in graded}
-    low = attention.low([(s["key"], s["status"], s["results"]) for s in students],
-                        frozenset(statuses.get("not attempted", ())), possible,
-                        {k: (len(skipped[k] & ps), len(ps)) for k, ps in graded_problems.items()})
     report = {
         "students": len(students), "graded": len(graded), "possible": possible,
         "names": {s["key"]: ", ".join(s["who"]) for s in students if s.get("who")},
         "people": sum(len(s.get("who") or ()) or 1 for s in students),  # a group's members, each
         "incidents": incidents,
-        "low": low,
-        "lost": {s["key"]: attention.lost(s["results"]) for s in graded if s["key"] in {i["student"] for i in incidents}}
-        | {s["key"]: possible for s in students if s["status"] in attention.UNFINISHED},
         "gpu": gpu,
         "total": stats.describe(list(totals.values()), possible),
         "problems": problems,
@@ -208,7 +181,10 @@ def build(students: list[dict], similarity: dict | None = None) -> dict:
         "flaky": flaky(students),
         "similarity": similarity,
     }
-    report["act_on"] = actions.act_on(report)
+    report["act_on"] = actions.act_on(report, [
+        {"key": s["key"], "who": s.get("who") or [], "status": s["status"], "results": s["results"],
+         "error": s.get("error"), "missing": sorted(skipped.get(s["key"], ()), key=list(PROBLEMS).index)}
+        for s in students])
     return report
 
 
@@ -386,3 +362,10 @@ def after_batch(out: Path) -> None:
     except Exception as e:  # noqa: BLE001 (a report is never worth a batch)
         print(f"error: the class report failed ({type(e).__name__}: {e}); "
               f"run `python -m grader report {out}` again", file=sys.stderr)
+        try:  # the first screen still, as the batch computes it (no likely copies)
+            from ..batch.output import _entries, screen_uploads
+            from ..batch.firstscreen import first_screen, lines
+            for line in lines(first_screen(screen_uploads(Path(out), _entries(Path(out))))):
+                print(line, file=sys.stderr)
+        except Exception as e:  # noqa: BLE001
+            print(f"error: the first screen failed too ({type(e).__name__}: {e})", file=sys.stderr)

@@ -9,7 +9,7 @@ from html import escape
 
 from ..batch.attention import gpu_line
 from ..text import clean, one_line
-from .actions import entry_text
+from ..batch.firstscreen import SHOWN, SHOWN_PARTIAL, advice
 from .stats import MIN_GROUP, MIN_STUDENTS, SMALL
 from .words import incident_how, too_large_by_student, too_large_limit, who
 
@@ -27,7 +27,6 @@ summary{font-size:16px;margin-top:20px;cursor:pointer}
 .act h2{border:0;margin:8px 0 4px}.act li{margin:6px 0}.act ul{padding-left:20px;margin:4px 0}
 .act .todo{color:#555;font-size:13px}.act .more{color:#555}
 """
-SHOWN = 6  # entries per item on the first screen; the sections below list them all
 
 
 def esc(text) -> str:
@@ -103,30 +102,40 @@ def _too_few(report: dict, judged: int) -> str:
 
 
 def panel(report: dict) -> str:
-    """The first screen: "What to act on" (actions.act_on's facts), each item linked to its
-    section, its students by name, the points at stake and what to do; one line when nothing."""
+    """The first screen: "What to act on" (firstscreen.first_screen's facts, the terminal's
+    words), each section linked to the table below that lists it all, its first ``SHOWN``
+    students by name with their points and what to do (a note's advice by its kind); the partial
+    uploads counted under it; one line when there is nothing."""
     facts = report["act_on"]
     out = ['<section class="act" id="act"><h2>What to act on</h2>']
-    if facts["items"]:
+    if facts["sections"]:
         out.append("<ul>")
-        for item in facts["items"]:
-            head = f'<a href="#{item["anchor"]}"><strong>{esc(item["title"])}</strong></a>'
-            n = len(item["entries"])
-            rows = "".join(f"<li>{esc(entry_text(report, e))} <small>({_fmt(float(e['points']))} points)</small></li>"
-                           for e in item["entries"][:SHOWN])
-            if n > SHOWN:
-                rows += f'<li class="more"><a href="#{item["anchor"]}">and {n - SHOWN} more</a></li>'
-            out.append(f"<li>{head}: {n} ({_fmt(float(item['points']))} points at stake). "
-                       f'<span class="todo">{esc(item["todo"])}.</span><ul>{rows}</ul></li>')
+        for s in facts["sections"]:
+            head = f'<a href="#{s["anchor"]}"><strong>{esc(s["head"])}</strong></a>'
+            rows = "".join(f"<li>{esc(e['text'])}</li>" for e in s["entries"][:SHOWN])
+            if len(s["entries"]) > SHOWN:
+                rows += f'<li class="more"><a href="#{s["anchor"]}">and {len(s["entries"]) - SHOWN} more</a></li>'
+            rows += "".join(f'<li class="todo">advice: {esc(a)}</li>' for a in s.get("advice", ()))
+            out.append(f'<li>{head}. <span class="todo">{esc(s["todo"])}.</span><ul>{rows}</ul></li>')
         out.append("</ul>")
         if facts["quiet"]:
             out.append(f"<p><small>Checked: {esc('; '.join(facts['quiet']))}.</small></p>")
     else:
         out.append(f"<p>Nothing to act on: {esc('; '.join(facts['quiet']))}.</p>")
+    partial = facts["partial"]["entries"]
+    if partial:
+        names = "; ".join(esc(e["who"]) for e in partial[:SHOWN_PARTIAL])
+        more = f" and {len(partial) - SHOWN_PARTIAL} more" if len(partial) > SHOWN_PARTIAL else ""
+        out.append(f'<p><small><a href="#partial">Below: {esc(facts["partial"]["head"])}</a>: {names}{more}.</small></p>')
     if facts.get("gpu"):
         out.append(f"<p>{esc(gpu_line(facts['gpu']))}.</p>")
     out.append("</section>")
     return "".join(out)
+
+
+def _listed(report: dict, kind: str) -> list[dict]:
+    """The entries of the first screen's section ``kind`` (all of them), or []."""
+    return next((s["entries"] for s in report["act_on"]["sections"] if s["kind"] == kind), [])
 
 
 def render(report: dict, code: dict[str, dict[str, str]]) -> str:
@@ -144,31 +153,55 @@ def render(report: dict, code: dict[str, dict[str, str]]) -> str:
              f"out of {_fmt(report['possible'])} points."
              f" <small>Nothing here changes a grade; the similarity pairs are evidence for a person.</small></p>"]
     parts.append(panel(report))
+    charged = _listed(report, "charged")
+    if charged:
+        parts.append('<h2 id="charged">Charged for a forbidden shortcut</h2><p><small>A forbidden call seen to run '
+                     "for a ruled function, or removed code used: every test of that function scores 0 (the "
+                     "student's report quotes the rule). What re-teach counts per function, by name here."
+                     "</small></p>")
+        parts.append(_table(["student", "what was used", "points taken"],
+                            [[esc(e["who"]), esc(e["what"]), _fmt(float(e["points"]))] for e in charged],
+                            ["", "", "num"]))
+    broken = _listed(report, "broken")
+    if broken:
+        parts.append('<h2 id="incidents">Did not import, timeouts and crashes</h2><p><small>Each module that does '
+                     "not import (its problem's tests fail for it), each function that hung, crashed or killed its "
+                     "worker or ran out of memory (it cost only the tests that call it), and each grading that "
+                     "crashed or was interrupted (it has no grade: run the batch again).</small></p>")
+        parts.append(_table(["student", "what happened", "points lost"],
+                            [[esc(e["who"]), esc(e["what"]), _fmt(float(e["points"]))] for e in broken],
+                            ["", "", "num"]))
+    if report["incidents"]:
+        parts.append("<h3>Each function that hung or crashed</h3>")
+        parts.append(_table(["student", "what", "what happened", "points lost"], [
+            [name(i["student"]), esc(i["what"]), esc(incident_how(i)), _fmt(float(i.get("points", 0.0)))]
+            for i in report["incidents"]], ["", "", "", "num"]))
+    if not broken:
+        quiet.append("modules that do not import, timeouts and crashes")
     if report.get("review"):  # first: what a person must read (no point was taken for any of it)
         parts.append('<h2 id="review">Notes for review</h2><p><small>Constructs that could have blinded the honest-work '
                      "watch. No point was taken for any of them: read each line, and regrade by hand if it hid "
                      "a forbidden shortcut.</small></p>")
-        parts.append(_table(["student", "where", "what", "seen", "points at stake", "instead"], [
+        parts.append(_table(["student", "where", "what", "seen", "points at stake", "advice (by kind)"], [
             [name(r["student"]), esc(f"{r['file']}:{r['line']}"), esc(f"{r['kind']}: {r['construct']}"),
-             esc(r["seen"]), _fmt(r["at_stake"]), esc(r["instead"])] for r in report["review"]],
+             esc(r["seen"]), _fmt(r["at_stake"]), esc(advice(r["kind"]))] for r in report["review"]],
             ["", "", "", "", "num", ""]))
-    if report["incidents"]:
-        parts.append('<h2 id="incidents">Timeouts and crashes</h2><p><small>Each function that hung, crashed its '
-                     "worker or ran out of memory (it cost only the tests that call it), and each grading that "
-                     "crashed or was interrupted (it has no grade: run the batch again).</small></p>")
-        parts.append(_table(["student", "what", "what happened", "points lost"], [
-            [name(i["student"]), esc(i["what"]), esc(incident_how(i)), _fmt(float(i.get("points", 0.0)))]
-            for i in report["incidents"]], ["", "", "", "num"]))
-    else:
-        quiet.append("timeouts and crashes")
-    if report.get("low"):
-        parts.append('<h2 id="low">Zero, near zero or half missing</h2><p><small>Uploads that could not be '
-                     "graded, graded totals under a tenth of the points, and uploads with half or more of "
-                     "the problems missing or the stub as given: often the wrong files or a module that "
-                     "fails to import.</small></p>")
-        parts.append(_table(["student", "why", "score", "out of"], [
-            [name(x["student"]), esc(x["why"]), _fmt(x["score"]), _fmt(x["possible"])] for x in report["low"]],
-            ["", "", "num", "num"]))
+    zero = _listed(report, "zero")
+    if zero:
+        parts.append('<h2 id="low">At zero or near zero</h2><p><small>Uploads that could not be graded, the stubs '
+                     "as given, and totals under a tenth of the points where what was handed in does not work "
+                     "either: often the wrong files. A student named above (charged, or a module that does not "
+                     "import) is not named again.</small></p>")
+        parts.append(_table(["student", "why", "points not earned"],
+                            [[esc(e["who"]), esc(e["what"]), _fmt(float(e["points"]))] for e in zero],
+                            ["", "", "num"]))
+    partial = report["act_on"]["partial"]["entries"]
+    if partial:
+        parts.append(f'<h2 id="partial">Partial uploads ({len(partial)})</h2><p><small>Some problems not handed '
+                     "in or the stub as given, and what was handed in works: nothing to act on; their missing "
+                     "problems score 0 as they should.</small></p>")
+        parts.append(_table(["student", "what was handed in"],
+                            [[esc(e["who"]), esc(e["what"])] for e in partial]))
     parts.append("<h2>Scores</h2>")
     if t.get("n"):
         rows = [_describe_row("total", t) + [""]] + [

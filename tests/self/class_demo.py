@@ -151,10 +151,7 @@ def main() -> None:
           f"({wrong}).", "",
           "![the first screen](class-report.png)", "", "### The summary it printed", "", "```", *lines, "```", "",
           "### What to act on", "",
-          *[f"- {item['title']}: " + (f"{item['most']} of {item['of']} uploads: most of the class, named nobody"
-                                      if "most" in item else
-                                      f"{len(item['entries'])} ({item['points']:g} points at stake)")
-            for item in report["act_on"]["items"]], "",
+          *[f"- {section['head']}" for section in report["act_on"]["sections"]], "",
           "### Similarity", "",
           f"{len(pairs)} pairs at or above {report['similarity']['threshold']}, {len(between)} of them between two "
           f"uploads; pairs flagged apart from their lineage (an alternative flagged): **{len(apart)}**; copies of a "

@@ -1,15 +1,15 @@
-"""The class report's first screen, "What to act on" (grader/classreport/actions.py, from the
-facts of grader/batch/attention.py): one test per kind, the class with nothing to act on, a CPU
-pass, and small classes where no test may be called doubtful."""
+"""The class report's first screen, "What to act on" (grader/batch/firstscreen.py, with the
+likely copies of grader/classreport/actions.py): one test per section, the class with nothing to
+act on, partial uploads apart from zeros, the page and the terminal saying the same, a CPU pass,
+and small classes where no test may be called doubtful."""
 
 import re
 from html.parser import HTMLParser
 
 import pytest
 
-from grader.batch import attention
+from grader.batch import attention, firstscreen
 from grader.classreport import build, stats, summary
-from grader.classreport.actions import act_on
 from grader.classreport.html import render
 from grader.classreport.similarity import ARCHIVE_NAME, REFERENCE_NAME
 from grader.paths import problem_file
@@ -38,7 +38,11 @@ def _class(n: int = 10, passed=(True,) * 10) -> list[dict]:
 
 
 def _kinds(report: dict) -> list[str]:
-    return [item["kind"] for item in report["act_on"]["items"]]
+    return [s["kind"] for s in report["act_on"]["sections"]]
+
+
+def _section(report: dict, kind: str) -> dict:
+    return next(s for s in report["act_on"]["sections"] if s["kind"] == kind)
 
 
 class _Page(HTMLParser):
@@ -77,17 +81,17 @@ def _page(report: dict) -> _Page:
 
 def test_nothing_to_act_on_is_one_line():
     report = build(_class(), {"threshold": 0.5, "compared": 45, "candidates": 0, "pairs": []})
-    assert report["act_on"]["items"] == [] and report["act_on"]["gpu"] is None
+    assert report["act_on"]["sections"] == [] and report["act_on"]["gpu"] is None
     page = _page(report)
     assert page.first == "act", "the panel is the page's first section"
-    assert page.text == ("What to act on Nothing to act on: no note for review; no upload at zero, near zero or half missing; "
-                         "no timeout or crash; no likely copy.")
-    assert summary(report)[1] == ("act on: nothing (no note for review; no upload at zero, near zero or half missing; no timeout or "
-                                  "crash; no likely copy)")
+    checked = ("no one charged; every module imported; no timeout or crash; no note for review; no upload at zero; "
+               "no likely copy")
+    assert page.text == f"What to act on Nothing to act on: {checked}."
+    assert summary(report)[1] == f"act on: nothing ({checked})"
 
 
-def test_a_note_for_review_names_the_student_and_its_modules_stake_once():
-    from seam.review import note
+def test_a_note_for_review_names_the_student_its_modules_stake_once_and_each_kinds_advice():
+    from seam.review import KINDS, note
     notes = [{**note("flops.py", 3, "threads", "threading"), "at_stake": 7.0},
              {**note("flops.py", 9, "ctypes", "ctypes"), "at_stake": 7.0},
              {**note("optim.py", 1, "gc", "gc"), "at_stake": 5.0}]
@@ -95,45 +99,97 @@ def test_a_note_for_review_names_the_student_and_its_modules_stake_once():
     students[4] = _student("s04", [True] * 10, extra={"review": notes})
     report = build(students)
     assert _kinds(report) == ["review"]
-    item = report["act_on"]["items"][0]
-    assert (item["students"], item["points"]) == (1, 12.0), "flops.py's 7 points once, optim.py's 5"
-    assert item["entries"][0]["what"] == "flops.py:3 threads; flops.py:9 ctypes; optim.py:1 gc"
+    section = _section(report, "review")
+    entry, = section["entries"]
+    assert (entry["students"], entry["points"]) == (["s04"], 12.0), "flops.py's 7 points once, optim.py's 5"
+    assert entry["text"] == "Name s04 (s04): flops.py:3 threads; flops.py:9 ctypes; optim.py:1 gc: 12 points at stake"
+    assert section["advice"] == [f"{k}: {KINDS[k][1]}" for k in ("ctypes", "gc", "threads")]
     page = _page(report)
-    assert "Notes for review: 1 (12 points at stake)" in page.text and "Name s04 (s04)" in page.text
+    assert "notes for review (no point taken): 1 student(s)" in page.text and entry["text"] in page.text
+    assert f"advice: threads: {KINDS['threads'][1]}" in page.text
     assert "review" in page.links and "review" in page.ids
 
 
-def test_zero_and_near_zero_uploads_with_why_and_what_is_at_stake():
-    """Unusable uploads (their status), the stubs as given, and a graded total under a tenth of
-    the points; exactly a tenth is not near zero."""
-    students = _class(passed=[True] * 10)
-    students[1] = _student("s01", [False] * 10, status="empty", code="")
-    students[2] = _student("s02", [False] * 10, code=STUB)
-    students[3] = _student("s03", [False] * 10)
-    students[4] = _student("s04", [True] + [False] * 9)   # 1 of 10: a tenth, not under it
+def test_every_kind_of_note_has_its_own_advice_and_execs_is_not_torch_loads():
+    """Each kind of review note says what to write instead, its own words; code run from text
+    (exec) and a checkpoint loaded with weights_only off are different kinds with different advice."""
+    from seam.review import KINDS, scan_source
+    assert all(firstscreen.advice(k) == KINDS[k][1] and KINDS[k][1].strip() for k in KINDS)
+    assert len({instead for _, instead in KINDS.values()}) == len(KINDS), "no two kinds share their advice"
+    executed, = scan_source("exec('x = 1')\n", "flops.py")
+    loaded, = scan_source("import torch, io\nx = torch.load(io.BytesIO(b'..'), weights_only=False)\n", "training.py")
+    assert executed["kind"] != loaded["kind"]
+    assert firstscreen.advice(executed["kind"]) != firstscreen.advice(loaded["kind"])
+    assert "torch.load" not in firstscreen.advice(executed["kind"]) and "torch.load" in firstscreen.advice(loaded["kind"])
+
+
+def _two(key: str, flops: list[bool] | None, tensors: list[bool] | None, **kw) -> dict:
+    """A student of a class graded on flops (10 points) and tensors (10 points); None: the
+    module not handed in (its tests fail, as the grader fails a missing module's)."""
+    tests = _tests(flops or [False] * 10) + _tests(tensors or [False] * 10, problem="tensors", number=1)
+    code = {p: REFERENCE for p, got in (("flops", flops), ("tensors", tensors)) if got is not None}
+    return {**_student(key, [], tests=tests, **kw), "code": code}
+
+
+def test_zeros_are_apart_from_partial_uploads_which_are_counted_below_without_summed_points():
+    """At zero: an unusable upload, the stubs as given, a total under a tenth where what was handed
+    in does not work either. A partial upload (a problem not handed in, what was handed in works,
+    whatever it totals) is named below, counted, its own points alone; exactly a tenth is not near zero."""
+    students = [_two(f"s{i:02d}", [True] * 10, [True] * 10) for i in range(10)]
+    students[1] = _student("s01", [], status="empty", code="")
+    students[2] = {**_two("s02", None, None), "code": {"flops": STUB}}
+    students[3] = _two("s03", [False] * 10, [False] * 10)        # everything handed in, nothing works
+    students[4] = _two("s04", [True, True] + [False] * 8, [False] * 10)   # 2 of 20: a tenth, not under it
+    students[5] = _two("s05", [True] * 10, None)                  # half handed in, all of it right: partial
+    students[6] = _two("s06", [True] + [False] * 9, None)         # half handed in, a tenth of it works: partial
+    students[7] = _two("s07", [False] * 10, None)                 # half handed in, none of it works: zero
     report = build(students)
-    assert report["low"] == [
-        {"student": "s01", "why": "an empty upload", "score": 0.0, "possible": 10.0},
-        {"student": "s02", "why": "the stubs as given", "score": 0.0, "possible": 10.0},
-        {"student": "s03", "why": "0 of 10 points", "score": 0.0, "possible": 10.0}]
-    assert _kinds(report) == ["low"] and report["act_on"]["items"][0]["points"] == 30.0
+    assert _kinds(report) == ["zero"]
+    zero = _section(report, "zero")
+    assert [e["text"] for e in zero["entries"]] == [
+        "Name s01 (s01): an empty upload: 20 points",
+        "Name s02 (s02): the stubs as given (no problem attempted): 20 points",
+        "Name s03 (s03): 0 of 20 points", "Name s07 (s07): 0 of 20 points; 1 of 2 problems handed in"]
+    partial = report["act_on"]["partial"]
+    assert [e["text"] for e in partial["entries"]] == [
+        "Name s05 (s05): 1 of 2 problems handed in (not: tensors); 10 of 20 points",
+        "Name s06 (s06): 1 of 2 problems handed in (not: tensors); 1 of 20 points"]
+    assert partial["head"].endswith(": 2")
+    said = summary(report)
+    assert said[1].startswith("act on: at zero or near zero (under 10% of the points, and what was handed in does "
+                              "not work): 4 student(s) (")
+    assert said[6].startswith("below: partial uploads") and said[6].endswith(": 2: Name s05 (s05); Name s06 (s06)")
+    assert "points at stake" not in " ".join(said[:7])
     page = _page(report)
-    assert ("Zero, near zero or half missing (under 10% of the points, or half the problems missing or the "
-            "stub as given): 3 (30 points at stake)") in page.text
-    assert "Name s02 (s02): the stubs as given" in page.text and "s04" not in page.text
-    assert "low" in page.links and "low" in page.ids
-    assert attention.low([("x", "graded", {"score": 0.9, "tests": _tests([True] * 10)})], possible=10.0) == [
-        {"student": "x", "why": "0.9 of 10 points", "score": 0.9, "possible": 10.0}]
+    assert "Below: partial uploads" in page.text and "Name s06 (s06)" in page.text and "s04" not in page.text
+    assert {"low", "partial"} <= set(page.links) and {"low", "partial"} <= page.ids
 
 
-def test_an_upload_missing_half_its_problems_is_named_whatever_it_scored():
-    """Two problems of twelve handed in, both right: 31 of 213 points is over a tenth, yet the
-    upload is most likely the wrong files or a partial one; five of twelve missing is not named."""
-    results = {"score": 31.0, "tests": _tests([True] * 31)}
-    entries = [("knuth", "graded", results), ("most", "graded", results)]
-    assert attention.low(entries, possible=213.0, unattempted={"knuth": (10, 12), "most": (5, 12)}) == [
-        {"student": "knuth", "why": "10 of 12 problems missing or the stub as given; 31 of 213 points",
-         "score": 31.0, "possible": 213.0}]
+def test_charged_students_are_named_with_their_functions_and_the_points_taken():
+    tests = _tests([True, False, False], functions=["flops.matmul_flops"])
+    tests[0]["extra_data"]["functions"] = ["flops.linear_flops"]
+    students = _class(passed=[True] * 3)
+    students[2] = _student("s02", [], tests=tests, extra={"honest_work": {"flops.matmul_flops": "torch.matmul's FLOP counter"}})
+    report = build(students)
+    assert _kinds(report) == ["charged"]
+    entry, = _section(report, "charged")["entries"]
+    assert entry["text"] == "Name s02 (s02): flops.matmul_flops used torch.matmul's FLOP counter: 2 points taken"
+    page = _page(report)
+    assert entry["text"] in page.text and "charged" in page.links and "charged" in page.ids
+
+
+def test_a_module_that_does_not_import_is_on_the_first_screen_and_not_again_at_zero():
+    tests = _tests([False] * 10)
+    for t in tests:
+        t["output"] = "flops.py could not be imported (SyntaxError: invalid syntax (flops.py, line 3), at flops.py:3)"
+    students = _class()
+    students[3] = _student("s03", [], tests=tests)
+    report = build(students)
+    assert _kinds(report) == ["broken"], "named once: why it scored 0 is that its module does not import"
+    entry, = _section(report, "broken")["entries"]
+    assert entry["text"] == ("Name s03 (s03): flops.py does not import (SyntaxError: invalid syntax (flops.py, line 3), "
+                             "at flops.py:3): 10 points lost")
+    assert entry["text"] in _page(report).text
 
 
 def test_timeouts_and_crashes_count_each_lost_test_once():
@@ -147,15 +203,15 @@ def test_timeouts_and_crashes_count_each_lost_test_once():
     students[2] = _student("s02", [], status="crashed", error="the job was killed (signal 9)")
     students[3] = _student("s03", [], status="interrupted")
     report = build(students)
-    assert report["lost"] == {"s01": 2.0, "s02": 4.0, "s03": 4.0}
-    item = report["act_on"]["items"][0]
-    assert _kinds(report) == ["incidents"] and item["points"] == 10.0
-    assert [e["what"] for e in item["entries"]] == [
-        "flops.matmul_flops: it timed out ×2; flops.py: kills the worker",
-        "the grading: the job was killed (signal 9)", "the grading: interrupted"]
+    assert _kinds(report) == ["broken"]
+    assert [e["text"] for e in _section(report, "broken")["entries"]] == [
+        "Name s01 (s01): flops.matmul_flops: it timed out ×2; flops.py: kills the worker: 2 points lost",
+        "Name s02 (s02): the grading crashed (the job was killed (signal 9)): no grade yet, run the batch again: 4 points",
+        "Name s03 (s03): the grading was interrupted: no grade yet, run the batch again: 4 points"]
     assert attention.incident_points(students[1]["results"], "flops.matmul_flops") == 1.0  # 3.2 alone
     page = _page(report)
-    assert "Timeouts and crashes: 3 (10 points at stake)" in page.text and "incidents" in page.ids
+    assert "did not import, hung, crashed or killed the grader's worker: 3 student(s)" in page.text
+    assert "incidents" in page.ids
 
 
 def _pair(problem, a, b, score=0.9):
@@ -168,25 +224,57 @@ def test_likely_copies_between_uploads_and_with_the_archive_by_name_with_their_p
            "pairs": [_pair("flops", "s01", "s07", 0.97), _pair("flops", "s02", ARCHIVE_NAME + "2025/bob/flops.py")]}
     report = build(students, sim)
     assert _kinds(report) == ["copies"]
-    item = report["act_on"]["items"][0]
-    assert (item["students"], item["points"]) == (3, 20.0), "each pair: the flops module's 10 points"
+    section = _section(report, "copies")
+    assert section["head"] == "likely copies: 3 student(s), 2 pair(s)"
     page = _page(report)
-    assert "Likely copies: 2 (20 points at stake)" in page.text
-    assert "Name s01 (s01) ~ Name s07 (s07): flops (0.97)" in page.text
-    assert "Name s02 (s02) ~ /archive/2025/bob/flops.py: flops (0.90)" in page.text
+    assert "Name s01 (s01) ~ Name s07 (s07): flops (0.97): 10 points" in page.text
+    assert "Name s02 (s02) ~ /archive/2025/bob/flops.py: flops (0.90): 10 points" in page.text
     assert "similar" in page.links and "similar" in page.ids
 
 
 def test_close_to_the_reference_names_a_few_and_counts_most_of_the_class():
     few = build(_class(), {"threshold": 0.5, "compared": 10, "candidates": 2,
                            "pairs": [_pair("flops", "s03", REFERENCE_NAME)]})
-    assert _kinds(few) == ["reference"] and few["act_on"]["items"][0]["entries"][0]["students"] == ["s03"]
+    assert _kinds(few) == ["reference"] and _section(few, "reference")["entries"][0]["students"] == ["s03"]
     most = build(_class(), {"threshold": 0.5, "compared": 10, "candidates": 6,
                             "pairs": [_pair("flops", f"s{i:02d}", REFERENCE_NAME) for i in range(6)]})
     assert _kinds(most) == [], "most of the class close to the reference: nobody in particular, nothing to act on"
     assert ("6 of 10 uploads close to the reference solution, most of the class: its natural form"
             in _page(most).text)
     assert "s05" not in _page(most).text
+
+
+def test_the_terminal_and_the_page_say_the_same_first_screen():
+    """One summary, computed once: every line the terminal prints of it is on the page, in the
+    page's panel, and the students each names are the same; the batch's own closing summary (no
+    similarity) is the report's without the copies."""
+    from seam.review import note
+    students = _class()
+    students[1] = _student("s01", [True] * 10, extra={"review": [{**note("flops.py", 3, "code from text", "exec(...)"),
+                                                                   "at_stake": 1.0}]})
+    students[2] = _student("s02", [False] * 10, extra={"incidents": {"flops.matmul_flops": ["it timed out"]}})
+    students[3] = _two("s03", [True] * 10, None)
+    students[5] = _student("s05", [False] * 10, status="ambiguous", code="")
+    sim = {"threshold": 0.5, "compared": 45, "candidates": 1, "pairs": [_pair("flops", "s06", "s07")]}
+    report = build(students, sim)
+    assert _kinds(report) == ["broken", "review", "zero", "copies"]
+    said = summary(report)
+    screen = [line for line in said if line.startswith(("act on:", "  ", "below:"))]
+    assert screen == firstscreen.lines(report["act_on"])
+    page = _page(report)
+    for line in screen:
+        if line.startswith("  "):
+            assert line.strip() in page.text, line
+    for s in report["act_on"]["sections"]:
+        assert s["head"] in page.text and s["todo"] in page.text
+    named = firstscreen.named(report["act_on"])
+    assert named == {"broken": ["s02"], "review": ["s01"], "zero": ["s05"], "copies": ["s06", "s07"], "partial": ["s03"]}
+    for kind, keys in named.items():
+        assert all(f"Name {k} ({k})" in page.text for k in keys), kind
+    batch = firstscreen.first_screen([{"key": s["key"], "who": s["who"], "status": s["status"], "results": s["results"],
+                                       "missing": ["tensors"] if s["key"] == "s03" else []} for s in students])
+    assert firstscreen.named(batch) == {k: v for k, v in named.items() if k != "copies"}
+    assert [s for s in report["act_on"]["sections"] if s["kind"] != "copies"] == batch["sections"]
 
 
 def test_a_cpu_pass_says_its_gpu_points_once_and_names_nobody_under_not_run():
@@ -256,6 +344,6 @@ def test_every_link_of_the_panel_has_its_section():
     students[2] = _student("s02", [False] * 10, extra={"incidents": {"flops.matmul_flops": ["it timed out"]}})
     report = build(students, {"threshold": 0.5, "compared": 45, "candidates": 1,
                               "pairs": [_pair("flops", "s03", "s04")]})
-    assert _kinds(report) == ["review", "low", "incidents", "copies"]
+    assert _kinds(report) == ["broken", "review", "copies"], "s02 at zero is named once, under what hung"
     page = _page(report)
-    assert set(page.links) >= {"review", "low", "incidents", "similar"} and set(page.links) <= page.ids
+    assert set(page.links) >= {"review", "incidents", "similar"} and set(page.links) <= page.ids

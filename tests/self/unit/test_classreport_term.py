@@ -74,11 +74,13 @@ def test_what_hung_or_crashed_is_listed_by_student():
         {"student": "s1", "what": "flops.py", "how": [("kills the worker", 1)], "points": 1.0},
         {"student": "s3", "what": "the grading", "how": [["the job was killed (signal 9)", 1]], "points": 3.0}]
     lines = summary(report)
-    assert lines[1] == ("act on: timeouts and crashes: 2 (4 points at stake): Grace Hopper (s1): flops.matmul_flops: "
-                        "it timed out ×2; flops.py: kills the worker (1 points); Edsger Dijkstra (s3): the grading: "
-                        "the job was killed (signal 9) (3 points)"), lines
+    assert lines[1].startswith("act on: did not import, hung, crashed or killed the grader's worker: 2 student(s) (")
+    assert lines[2:4] == [
+        "  Grace Hopper (s1): flops.matmul_flops: it timed out ×2; flops.py: kills the worker: 1 points lost",
+        "  Edsger Dijkstra (s3): the grading crashed (the job was killed (signal 9)): no grade yet, run the batch "
+        "again: 3 points"], lines
     page = render(report, {})
-    assert '<h2 id="incidents">Timeouts and crashes</h2>' in page and "Grace Hopper (s1)" in page
+    assert '<h2 id="incidents">Did not import, timeouts and crashes</h2>' in page and "Grace Hopper (s1)" in page
     assert "it timed out ×2" in page and "the job was killed (signal 9)" in page
 
 
@@ -119,7 +121,7 @@ def test_a_small_class_folds_its_noise_and_names_the_empty_sections_once():
     assert any(f.startswith("Tests with the same outcome for every student") for f in small.folded)
     page = render(build([_student(f"s{i}", [True, i % 2 == 0], REFERENCE) for i in range(9)]), {})
     quiet = page[page.index("Nothing to report"):]
-    for section in ("timeouts and crashes", "named mistakes", "honest-work violations", "similar code (not compared)"):
+    for section in ("modules that do not import, timeouts and crashes", "named mistakes", "honest-work violations", "similar code (not compared)"):
         assert section in quiet
     large = _page(SMALL)
     assert "Item analysis" in large.headings, "a class of 20 shows its item analysis open"

@@ -196,20 +196,21 @@ def test_the_summary_counts_notes_by_kind_and_shows_those_seen_at_run_time_first
     assert render_table(results).splitlines()[:SHOWN_NOTES + 1] == lines
 
 
-def test_the_batch_summary_counts_notes_by_kind_and_puts_run_time_notes_first():
-    """The batch's first lines: the count by kind over the class; the uploads with notes seen at
-    run time first, each line naming its first notes in the summary's order (a student's name made
-    one line, without its escapes) and counting the rest by kind."""
-    from types import SimpleNamespace
+def test_the_first_screen_puts_run_time_notes_first_and_counts_the_rest_by_kind():
+    """The first screen's notes for review: the uploads with notes seen at run time first, each
+    line naming its first notes in the summary's order (a student's name made one line, without
+    its escapes) and counting them by kind where some are not named; each kind's advice once."""
+    from grader.batch.firstscreen import first_screen, lines
 
-    from grader.batch.output import review_summary
+    def upload(key: str, name: str, review: list[dict]):
+        return {"key": key, "who": [name], "status": "graded", "missing": [],
+                "results": build_results(facts(), 1.0, [], review=review)}
 
-    def entry(key: str, name: str, review: list[dict]):
-        return key, SimpleNamespace(students=[{"name": name, "sid": key}]), build_results(facts(), 1.0, [], review=review)
-
-    text_only = entry("s1", "Ada", [*(_noted("flops.py", i, "frames") for i in range(1, 51)), _noted("tensors.py", 2, "gc")])
-    seen = entry("s2", "Bob\x1b[2J\u202e", [_noted("flops.py", 1, "frames"), _noted("optim.py", 3, "threads", "at run time")])
-    lines = review_summary([text_only, seen])
-    assert lines[0].startswith("review: 53 notes: 51 frames, 1 gc, 1 threads in 2 upload(s) for a person to read")
-    assert lines[1] == "  Bob[2J (s2): optim.py:3 threads (at run time); flops.py:1 frames"
-    assert lines[2] == "  Ada (s1): flops.py:1 frames; tensors.py:2 gc; flops.py:2 frames (51 notes: 50 frames, 1 gc)"
+    text_only = upload("s1", "Ada", [*(_noted("flops.py", i, "frames") for i in range(1, 51)), _noted("tensors.py", 2, "gc")])
+    seen = upload("s2", "Bob\x1b[2J\u202e", [_noted("flops.py", 1, "frames"), _noted("optim.py", 3, "threads", "at run time")])
+    said = lines(first_screen([text_only, seen]))
+    assert said[0].startswith("act on: notes for review (no point taken): 2 student(s) (")
+    assert said[1].startswith("  Bob[2J (s2): optim.py:3 threads (at run time); flops.py:1 frames: ")
+    assert said[2].startswith("  Ada (s1): flops.py:1 frames; tensors.py:2 gc; flops.py:2 frames (51 notes: 50 frames, 1 gc): ")
+    from seam.review import KINDS
+    assert said[3:6] == [f"  advice: {k}: {KINDS[k][1]}" for k in ("frames", "gc", "threads")]

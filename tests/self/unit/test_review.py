@@ -100,6 +100,11 @@ BLIND.__code__ = (lambda cast: cast()).__code__
     "code from text": '''
 exec("def BLIND(cast):\\n    return cast()\\n")
 ''',
+    "unpickling": '''
+import pickle
+def BLIND(cast):  # a callable the pickled bytes name, called by the unpickler
+    return pickle.loads(pickle.dumps(cast))()
+''',
 }
 BLINDING = ("threads", "torch internals", "frames", "the grader")  # those that really hide the cast
 HOW_TEST = "round_to rounds by itself"
@@ -184,6 +189,34 @@ def test_the_look_sees_names_hidden_in_strings_and_imports():
     assert kinds('getattr(torch, "".join(["_", "C"]))\n') == {"torch internals"}
     assert kinds("@torch.jit.script\ndef f(x: torch.Tensor) -> torch.Tensor:\n    return x\n") == {"code objects"}
     assert scan_source("def broken(:\n", "x.py") == []  # does not import either: its own failure
+
+
+RESUME = '''import torch
+def save_checkpoint(model, optimizer, step, path):
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step}, path)
+def load_checkpoint(path, model, optimizer):
+    checkpoint = torch.load(path, map_location="cpu", weights_only=False)
+    model.load_state_dict(checkpoint["model"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    return checkpoint["step"]
+'''
+
+
+def test_a_checkpoint_the_module_saves_itself_loads_with_weights_only_off_without_a_note():
+    """Resuming its own checkpoint (the module calls torch.save) unpickles what its own code pickled:
+    no note. A load where the module saves nothing, or of bytes it spells itself, is one; so is
+    pickle.loads of bytes made from a string; exec is code from text, another kind."""
+    kinds = lambda text: [n["kind"] for n in scan_source(text, "training.py")]  # noqa: E731
+    assert kinds(RESUME) == []
+    assert kinds("from torch import save as keep\n" + RESUME.replace("torch.save(", "keep(")) == [], \
+        "torch.save under another name"
+    assert kinds(RESUME.replace("torch.save(", "print(")) == ["unpickling"], "a file it never wrote"
+    assert kinds(RESUME + "def hidden():\n    return torch.load(io.BytesIO(b'\\x80\\x02c'), weights_only=False)\n") \
+        == ["unpickling"], "bytes spelled in the module, whatever it saves"
+    assert kinds(RESUME + "import base64\nx = torch.load(io.BytesIO(base64.b64decode('gAJj')), weights_only=False)\n") \
+        == ["unpickling"], "bytes decoded from a string"
+    assert kinds("import pickle\nf = pickle.loads('cos\\nsystem\\n'.encode('latin-1'))\n") == ["unpickling"]
+    assert kinds("exec(compile('x = 1', 'x', 'exec'))\n") == ["code from text"]
 
 
 @pytest.mark.parametrize("honest", [
@@ -315,7 +348,7 @@ def test_a_blinded_cast_gains_nothing_and_is_a_note_naming_the_student(graded, k
     assert kind in {n["kind"] for n in notes}, notes
     assert all(n["file"].endswith(".py") and n["at_stake"] > 0 for n in notes)
     assert any(line.strip().startswith(f"{name} ({name}):") for line in summary), summary
-    assert summary[0].startswith("review:")
+    assert any(line.startswith("act on: notes for review") for line in summary), summary
     assert "review (in the text): dtypes.py:" in got["output"]
 
 
