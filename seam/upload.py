@@ -13,8 +13,10 @@ and the like are never read) are candidates, and the first rule that applies pic
   3. else the folder holding the most problem modules, if no other holds as many.
 
 Two bundles, two complete folders, or a tie for the most are graded as neither, and the notes
-name each candidate: grading either would be a guess. From the chosen folder only the problem
-modules are copied (``graded_modules``: plain files, no symlinks, none over MAX_MODULE_BYTES);
+name each candidate: grading either would be a guess. From the chosen folder the problem
+modules are copied, and the helper modules they import from beside them (``graded_files``:
+plain files, no symlinks, none over MAX_MODULE_BYTES, at most MAX_HELPER_FILES helper files;
+every other entry is named with why it is not graded);
 a module that is a folder is reported as such, and a module is found by its exact name (a
 "Tensors.py" that macOS would open as tensors.py is reported, not graded).
 
