@@ -23,6 +23,7 @@ copied, and the import itself is a note for review as before (seam/review.py).
 """
 
 import ast
+import hashlib
 import importlib.machinery
 import sys
 from pathlib import Path
@@ -48,7 +49,23 @@ def reserved(name: str) -> bool:
             or name.startswith("__") or name in PROBLEMS)
 
 
-def imported(source: bytes | str, level: int = 1) -> tuple[set[str], set[str]]:
+_MEMO: dict[tuple, tuple[frozenset[str], frozenset[str]]] = {}  # by the text's hash: each upload is read
+MEMO_SIZE = 512                                                   # several times (locate, copy, review, load)
+
+
+def imported(source: bytes | str, level: int = 1) -> tuple[frozenset[str], frozenset[str]]:
+    """``_imported``, once per text."""
+    data = source.encode() if isinstance(source, str) else source
+    key = (hashlib.sha256(data).digest(), level)
+    if key not in _MEMO:
+        if len(_MEMO) >= MEMO_SIZE:
+            del _MEMO[next(iter(_MEMO))]
+        relative, absolute = _imported(data, level)
+        _MEMO[key] = frozenset(relative), frozenset(absolute)
+    return _MEMO[key]
+
+
+def _imported(source: bytes, level: int) -> tuple[set[str], set[str]]:
     """(names imported relatively from the submission's folder, names imported absolutely): the
     first part of each, as a file beside the problem modules would be named. ``level``: the dots
     that reach that folder from the module (1; 2 from a module of a helper package). A module that
