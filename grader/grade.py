@@ -29,7 +29,7 @@ from .report import build_results, render_table, to_come_note, write_results
 from .sandbox.limits import Limits
 from .sandbox.sandbox import Sandbox
 from .sandbox.zygote import Zygote
-from seam.upload import locate
+from seam.upload import graded_files, locate
 from seam.problems import PROBLEMS
 
 
@@ -160,6 +160,8 @@ def grade_one(submission: Path, setup: Setup, quiet: bool = False, hide: tuple[P
     start = time.monotonic()
     located = locate(submission, setup.problems or PROBLEMS)
     folder = located.folder or Path(tempfile.mkdtemp(prefix="grader-empty-"))
+    graded = graded_files(located.folder) if located.folder else None  # what the sandbox copies
+    files, file_lines = (graded.data(), graded.lines()) if graded else (None, [])  # (read before cleanup)
     try:
         sandbox = Sandbox(folder, setup.limits, isolation=setup.isolation, hide=tuple(hide),
                           cuda=setup.uses_cuda, zygote=zygote, problems=setup.problems)
@@ -173,7 +175,7 @@ def grade_one(submission: Path, setup: Setup, quiet: bool = False, hide: tuple[P
         for path in (located.cleanup, None if located.folder else folder):
             if path:
                 remove(path)  # an unpacked upload: its folders may go deeper than any recursion
-    notes = [*notes, *located.notes, f"sandbox: {sandbox.describe()}"]
+    notes = [*notes, *located.notes, *file_lines, f"sandbox: {sandbox.describe()}"]
     if setup.cuda and setup.gpu != "skip":
         notes.append(f"GPU: {setup.gpu_name}" + (f" (faked by {gpu_info.FAKE}: no GPU test can pass)"
                                                   if gpu_info.fake() else ""))
@@ -184,7 +186,8 @@ def grade_one(submission: Path, setup: Setup, quiet: bool = False, hide: tuple[P
     if plugin.to_come:
         notes.append(to_come_note(sum(plugin.to_come.values()), len(plugin.to_come)))
     results = build_results(list(plugin.facts.values()), time.monotonic() - start, notes, stamp(),
-                            plugin.impl.violations(), plugin.to_come, sandbox.incidents(), plugin.impl.notes())
+                            plugin.impl.violations(), plugin.to_come, sandbox.incidents(), plugin.impl.notes(),
+                            files)
     return results, located.status
 
 

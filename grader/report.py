@@ -33,7 +33,8 @@ def _order(fact) -> tuple:
 
 def build_results(facts, execution_time: float, notes: list[str], grader: dict | None = None,
                   violations: dict[str, str] | None = None, to_come: dict[str, float] | None = None,
-                  incidents: dict[str, list[str]] | None = None, review: list[dict] = ()) -> dict:
+                  incidents: dict[str, list[str]] | None = None, review: list[dict] = (),
+                  files: dict | None = None) -> dict:
     """results.json as Gradescope reads it; one entry per test, numbered <problem>.<k>.
 
     A test that did not run (``Fact.outcome == "not_run"``, e.g. a GPU test on a CPU machine) is
@@ -47,7 +48,9 @@ def build_results(facts, execution_time: float, notes: list[str], grader: dict |
     ``to_come``: test number -> points of the GPU tests a CPU pass left out (``extra_data.to_come``).
     ``incidents``: the sandbox's record of what hung or crashed (``Sandbox.incidents``), kept in
     ``extra_data.incidents`` for the class report. ``review``: notes for a person (seam/review.py),
-    each with the points at stake in its module (``stakes``), in ``extra_data.review``."""
+    each with the points at stake in its module (``stakes``; a helper's: those of the problem
+    modules that import it), in ``extra_data.review``. ``files``: the upload's files graded and
+    ignored (``files_graded``), in ``extra_data.files``."""
     if any(fact.index is None for fact in facts):  # made by hand, not collected by the plugin
         number(facts)
     tests = []
@@ -77,8 +80,11 @@ def build_results(facts, execution_time: float, notes: list[str], grader: dict |
     uncounted = [f"not counted: {f.problem}: {f.title}: {f.message}"
                  for f in sorted((f for f in facts if not f.counted), key=_order)]
     stake = stakes(facts)
-    review = [{**n, "at_stake": stake.get(n["file"].removesuffix(".py"), 0.0)} for n in review]
-    return assemble(tests, execution_time, [*notes, *uncounted], grader, violations, to_come, incidents, review)
+    problems = (files or {}).get("problems", {})  # a helper -> the problems whose modules import it
+    review = [{**n, "at_stake": sum(stake.get(p, 0.0) for p in problems.get(n["file"], [n["file"].removesuffix(".py")]))}
+              for n in review]
+    return assemble(tests, execution_time, [*notes, *uncounted], grader, violations, to_come, incidents, review,
+                    files)
 
 
 def stakes(facts) -> dict[str, float]:
@@ -93,7 +99,8 @@ def stakes(facts) -> dict[str, float]:
 
 def assemble(tests: list[dict], execution_time: float, notes: list[str], grader: dict | None = None,
              violations: dict[str, str] | None = None, to_come: dict[str, float] | None = None,
-             incidents: dict[str, list[str]] | None = None, review: list[dict] = ()) -> dict:
+             incidents: dict[str, list[str]] | None = None, review: list[dict] = (),
+             files: dict | None = None) -> dict:
     """results.json from its parts, for one grade (build_results) and for a merge of passes
     (batch/merge.py) alike: the score is the tests' sum, the ``output`` is ``summary``'s,
     ``extra_data`` keeps the grader's stamp, the honest-work rules broken and the notes (as
@@ -108,7 +115,9 @@ def assemble(tests: list[dict], execution_time: float, notes: list[str], grader:
                              | ({"review": review} if review else {})
                              | ({"to_come": {"tests": dict(to_come), "points": sum(to_come.values())}}
                                 if to_come else {})
-                             | ({"incidents": {k: list(v) for k, v in incidents.items()}} if incidents else {}))
+                             | ({"incidents": {k: list(v) for k, v in incidents.items()}} if incidents else {})
+                             | ({"files": {"graded": list(files["graded"]), "ignored": [dict(i) for i in files["ignored"]]}}
+                                if files else {}))
     return results
 
 

@@ -25,10 +25,11 @@ import traceback
 from pathlib import Path
 from types import ModuleType
 
-from . import codec, probes
+from . import codec, helpers, probes
 from .frames import MAX_FRAME, read_frame, write_frame
 from .honest import Honest, Instrumentation
 from .problems import PROBLEMS, STRUCT_MODULES
+from .upload import graded_files
 
 # Said after an EPERM in the sandbox (grader/sandbox/seccomp.py denies such calls with EPERM, whichever)
 FORBIDDEN = ("perhaps a call the sandbox forbids (changing file modes, owners or times, sockets, "
@@ -49,10 +50,17 @@ def load_package(folder: Path, name: str, given: Path | None = None) -> ModuleTy
     imports from another (flops.py: ``from .adamw_accounting import TransformerConfig``) is the
     stub's where the upload lacks that file, so a partial upload grades what it holds.
 
-    The folder's own ``__init__.py`` is not run: a submission is its problem modules, nothing else.
+    The folder's own ``__init__.py`` is not run: a submission is its problem modules and the
+    helper modules they import from beside them (seam/upload.py ``graded_files``). A helper is the
+    package's submodule (``from ._util import x``); where a module imports one absolutely
+    (``from _util import x``), the folder's modules load with that import made relative
+    (seam/helpers.py), never with the folder on ``sys.path``.
     """
     if name in sys.modules:
         return sys.modules[name]
+    graded = graded_files(folder)
+    if graded.absolute:
+        helpers.install(folder, graded.absolute, graded.packages)
     spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
     pkg = importlib.util.module_from_spec(spec)
     pkg.__path__ = [str(folder)] + ([str(given)] if given is not None else [])
@@ -69,9 +77,9 @@ def student_frames(exc: BaseException, folder: Path) -> list[tuple[str, int, str
     frames = []
     for frame, lineno in traceback.walk_tb(exc.__traceback__):
         path = Path(frame.f_code.co_filename)
-        if path.parent == folder:
+        if path.parent == folder or path.parent.parent == folder:  # (a helper package's too)
             source = linecache.getline(str(path), lineno).strip()[:200]
-            frames.append((path.name, lineno, frame.f_code.co_qualname, source))
+            frames.append((path.relative_to(folder).as_posix(), lineno, frame.f_code.co_qualname, source))
     return frames
 
 

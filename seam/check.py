@@ -2,8 +2,10 @@
 
 UPLOAD is the zip (or folder) you are about to hand in. This finds the modules in it with the
 grader's own locator (seam/upload.py), lists the files that will be graded, and runs the public
-tests on a copy of exactly those files: a helper module beside them, a file outside the chosen
-folder or a module that is really a folder is not in the copy, as it will not be in the grader.
+tests on a copy of exactly those files: the problem modules and the helper modules they import
+from beside them (``_util.py``, or a package folder); a file no problem module imports, a file
+outside the chosen folder or a module that is really a folder is named as not graded, and is not
+in the copy, as it will not be in the grader.
 
     python -m seam.check hw2.zip            # list, then run the public tests on those files
     python -m seam.check hw2.zip --list     # only list
@@ -20,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from .problems import PROBLEMS, folder
-from .upload import graded_modules, locate
+from .upload import graded_files, locate
 
 ROOT = Path(__file__).resolve().parents[1]   # the assignment folder: seam/ sits beside tests/
 
@@ -31,12 +33,19 @@ def describe(upload: Path) -> tuple[list[str], list[Path], object]:
     lines = [f"{upload}:"] + [f"  note: {n}" for n in located.notes]
     if located.folder is None:
         return lines + ["  nothing in it would be graded (every problem would score 0)"], [], located
-    modules = graded_modules(located.folder)
+    graded = graded_files(located.folder)
     shown = located.folder.relative_to(located.top).as_posix() if located.top else str(located.folder)
-    lines.append(f"  will grade {len(modules)} of {len(PROBLEMS)} modules, from "
+    lines.append(f"  will grade {len(graded.modules)} of {len(PROBLEMS)} modules, from "
                  f"{'the top folder' if shown == '.' else shown + '/'}:")
-    lines += [f"    {m.name} ({m.stat().st_size} bytes)" for m in modules]
-    return lines, modules, located
+    lines += [f"    {m.name} ({m.stat().st_size} bytes)" for m in graded.modules]
+    if graded.helpers:
+        lines.append(f"  and {len(graded.helpers)} helper file(s) they import:")
+        lines += [f"    {graded.name(h)} ({h.stat().st_size} bytes; imported by {', '.join(by)})"
+                  for h, by in graded.helpers.items()]
+    if graded.ignored:
+        lines.append(f"  not graded ({len(graded.ignored)}):")
+        lines += [f"    {f}: {why}" for f, why in graded.ignored]
+    return lines, graded.files, located
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,8 +72,9 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="seam-check-") as tmp:
             copy = Path(tmp) / "graded"
             copy.mkdir()
-            for m in modules:
-                shutil.copyfile(m, copy / m.name)
+            for m in modules:  # (a helper package's files in its folder)
+                (copy / m.relative_to(located.folder)).parent.mkdir(exist_ok=True)
+                shutil.copyfile(m, copy / m.relative_to(located.folder))
             print(f"running the public tests on those {len(modules)} file(s):", flush=True)
             return subprocess.run([sys.executable, "-m", "pytest", str(folder("public_test")), f"--impl={copy}", *rest],
                                   cwd=ROOT).returncode

@@ -305,7 +305,7 @@ def owner(path: str | PurePosixPath) -> tuple[str, str] | None:
 
 EXPECTED_LAYOUT = (
     "Expected layout: a folder (or a .zip of one) holding the modules of student_stubs/ "
-    "side by side: " + ", ".join(str(files(p).module) for p in PROBLEMS) + ". Nothing else is read."
+    "side by side: " + ", ".join(str(files(p).module) for p in PROBLEMS) + ", and the helper modules they import from beside them. Nothing else is read."
 )
 
 

@@ -34,6 +34,7 @@ import tokenize
 from pathlib import Path
 
 from .problems import PROBLEMS
+from .upload import graded_files
 
 # kind -> (why it could blind the watch, what to write instead); docs/honest-work.md's table is made from this
 KINDS = {
@@ -505,13 +506,13 @@ def note(filename: str, line: int, kind: str, construct: str, seen: str = "in th
 
 
 def _modules(folder: Path):
-    """(file name, bytes) of each problem module in ``folder`` a worker could import (4 MiB at
-    most): the bytes, which Python decodes itself when it imports them."""
-    for problem in PROBLEMS:
-        path = Path(folder) / f"{problem}.py"
+    """(file name, bytes) of each file of ``folder`` a worker could import: the problem modules and
+    the helpers they import (seam/upload.py ``graded_files``, within its limits), by their path in
+    the folder ("_util.py"); the bytes, which Python decodes itself when it imports them."""
+    graded = graded_files(folder)
+    for path in graded.files:
         try:
-            if path.is_file() and path.stat().st_size <= 4 << 20:
-                yield path.name, path.read_bytes()
+            yield graded.name(path), path.read_bytes()
         except OSError:
             continue
 

@@ -13,8 +13,10 @@ and the like are never read) are candidates, and the first rule that applies pic
   3. else the folder holding the most problem modules, if no other holds as many.
 
 Two bundles, two complete folders, or a tie for the most are graded as neither, and the notes
-name each candidate: grading either would be a guess. From the chosen folder only the problem
-modules are copied (``graded_modules``: plain files, no symlinks, none over MAX_MODULE_BYTES);
+name each candidate: grading either would be a guess. From the chosen folder the problem
+modules are copied, and the helper modules they import from beside them (``graded_files``:
+plain files, no symlinks, none over MAX_MODULE_BYTES, at most MAX_HELPER_FILES helper files;
+every other entry is named with why it is not graded);
 a module that is a folder is reported as such, and a module is found by its exact name (a
 "Tensors.py" that macOS would open as tensors.py is reported, not graded).
 
@@ -37,6 +39,7 @@ from .problems import EXPECTED_LAYOUT, PROBLEMS
 
 MAX_ZIP_BYTES = 64 << 20
 MAX_MODULE_BYTES = 4 << 20  # one problem module: its size as stated (a sparse file's too), before any copy
+MAX_HELPER_FILES = 32      # helper files graded beside the problem modules (seam/helpers.py)
 MAX_ZIP_FILES = 5000         # .py files in a zip (only they are unpacked)
 MAX_ZIP_ENTRIES = 200_000    # every entry, a .git/ folder's objects included
 MAX_DEPTH = 4
@@ -294,10 +297,169 @@ def _names(folder: Path) -> set[str]:
         return set()
 
 
-def graded_modules(folder: Path) -> list[Path]:
-    """The files of ``folder`` the grader copies and runs: each problem module, named exactly
-    (a case-insensitive file system would also open "Tensors.py"), that is a plain file within
-    the size limit. Nothing else beside them is read."""
+@dataclasses.dataclass
+class Graded:
+    """The files of the chosen folder the grader copies and runs, and those it leaves."""
+    folder: Path
+    modules: list[Path]                 # the problem modules
+    helpers: dict[Path, list[str]]      # each helper file -> the graded files that import it
+    ignored: list[tuple[str, str]]      # (file, why it is not graded), everything else beside them
+    absolute: frozenset[str] = frozenset()  # helpers an absolute import names (seam/helpers.py)
+    packages: list[str] = dataclasses.field(default_factory=list)  # helper package folders
+
+    @property
+    def files(self) -> list[Path]:
+        return [*self.modules, *self.helpers]
+
+    def name(self, path: Path) -> str:
+        """A graded file as the report names it: its path in the folder ("helpers/maths.py")."""
+        return Path(path).relative_to(self.folder).as_posix()
+
+    def problems(self, helper: Path) -> list[str]:
+        """The problems whose modules import ``helper``, directly or through other helpers."""
+        out, seen, todo = set(), set(), list(self.helpers.get(helper, []))
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            if name.removesuffix(".py") in PROBLEMS and "/" not in name:
+                out.add(name.removesuffix(".py"))
+            else:
+                todo += self.helpers.get(self.folder / name, [])
+        return [p for p in PROBLEMS if p in out]
+
+    def data(self) -> dict:
+        """results.json's ``extra_data.files`` (``graded``, ``ignored``), and ``problems``: each
+        helper's importing problems (its notes for review put those problems' points at stake)."""
+        return {"graded": [self.name(f) for f in self.files],
+                "ignored": [{"file": f, "why": why} for f, why in self.ignored],
+                "problems": {self.name(h): self.problems(h) for h in self.helpers}}
+
+    def lines(self) -> list[str]:
+        """What a person reads beside the score: the helpers graded, and the files left out (an
+        ``__init__.py`` holding nothing but a docstring, the stubs' own, goes unsaid)."""
+        out = []
+        if self.helpers:
+            out.append(f"graded {len(self.modules)} problem module(s) and {len(self.helpers)} helper "
+                       f"file(s) they import: " + ", ".join(
+                           f"{self.name(h)} (imported by {', '.join(by)})" for h, by in self.helpers.items()))
+        shown = [(f, why) for f, why in self.ignored if not (f == "__init__.py" and _blank(self.folder / f))]
+        if shown:
+            out.append("not graded: " + "; ".join(f"{f} ({why})" for f, why in shown[:SHOWN_IGNORED])
+                       + (f"; and {len(shown) - SHOWN_IGNORED} more (every one in results.json's extra_data.files)"
+                          if len(shown) > SHOWN_IGNORED else ""))
+        return out
+
+
+SHOWN_IGNORED = 12  # files left out named in a report's line (results.json names every one)
+
+
+def _blank(path: Path) -> bool:
+    """A module of nothing but a docstring (or nothing)."""
+    import ast
+    try:
+        body = ast.parse(path.read_bytes()).body
+    except (OSError, SyntaxError, ValueError):
+        return False
+    return all(isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) for n in body)
+
+
+def _plain(path: Path) -> bool:
+    return path.is_file() and not path.is_symlink()
+
+
+def _package_files(package: Path) -> list[Path]:
+    """The .py files directly in a helper package folder (plain files; its sub-folders are not read)."""
+    try:
+        return sorted(p for p in package.iterdir() if p.suffix == ".py" and _plain(p))
+    except OSError:
+        return []
+
+
+def graded_files(folder: Path) -> Graded:
+    """The problem modules of ``folder``, each named exactly (a case-insensitive file system would
+    also open "Tensors.py"), a plain file within the size limit; and the helper modules they
+    import from beside them (seam/helpers.py: a ``_util.py``, or a package folder with an
+    ``__init__.py``, at most MAX_HELPER_FILES files, each within the same limit), and the helpers'
+    own helpers. Every other entry of ``folder`` is named in ``ignored`` with why."""
+    from .helpers import imported, reserved
+    folder = Path(folder)
     names = _names(folder)
-    modules = [Path(folder) / f"{p}.py" for p in PROBLEMS if f"{p}.py" in names]
-    return [m for m in modules if m.is_file() and not m.is_symlink() and not too_large(m)]
+    modules = [folder / f"{p}.py" for p in PROBLEMS if f"{p}.py" in names]
+    modules = [m for m in modules if _plain(m) and not too_large(m)]
+    helpers: dict[Path, list[str]] = {}
+    why: dict[str, str] = {}   # an entry left out for a reason other than "nothing imports it"
+    packages: list[str] = []
+    absolute: set[str] = set()
+    queue = [(m, 1) for m in modules]
+    while queue:
+        path, level = queue.pop(0)
+        try:
+            relative, plain = imported(path.read_bytes(), level)
+        except OSError:
+            continue
+        importer = path.relative_to(folder).as_posix()
+        for name, spelled in [*((n, "relative") for n in sorted(relative)), *((n, "absolute") for n in sorted(plain))]:
+            if name in PROBLEMS or name.startswith("__") or not name.isidentifier():
+                continue
+            if spelled == "absolute" and reserved(name):
+                if f"{name}.py" in names or name in names:
+                    why.setdefault(name if name in names else f"{name}.py",
+                                   f"`import {name}` is the library's (Python's own) {name}, not this file: "
+                                   f"rename it, or import it as `from .{name} import ...`")
+                continue
+            package = folder / name
+            if name in names and package.is_dir() and not package.is_symlink() and _plain(package / "__init__.py"):
+                found, inner = _package_files(package), 2
+                if name not in packages:
+                    packages.append(name)
+            elif f"{name}.py" in names and _plain(folder / f"{name}.py"):
+                found, inner = [folder / f"{name}.py"], 1
+            else:
+                if f"{name}.py" in names:
+                    why.setdefault(f"{name}.py", "a symbolic link or not a file: not graded (upload the file itself)")
+                continue
+            if spelled == "absolute":
+                absolute.add(name)
+            for helper in found:
+                shown = helper.relative_to(folder).as_posix()
+                if helper in helpers:
+                    helpers[helper] += [importer] if importer not in helpers[helper] else []
+                elif reason := too_large(helper):
+                    why.setdefault(shown, reason.replace("(that problem scores 0)", "(what imports it fails)"))
+                elif len(helpers) >= MAX_HELPER_FILES:
+                    why.setdefault(shown, f"over the {MAX_HELPER_FILES} helper files graded: not graded")
+                else:
+                    helpers[helper] = [importer]
+                    queue.append((helper, inner))
+    graded = {m.name for m in modules} | {h.relative_to(folder).parts[0] for h in helpers}
+    ignored = []
+    for entry in sorted(names):
+        path = folder / entry
+        if entry in SKIP_DIRS or entry.startswith("."):
+            continue
+        if entry in packages:  # its entries that were not graded (a sub-folder, a link, a data file)
+            kept = {h.name for h in helpers if h.parent == path}
+            ignored += [(f"{entry}/{p.name}", "in a helper package but not one of its .py files: not graded")
+                        for p in sorted(path.iterdir()) if p.name not in kept and p.name not in SKIP_DIRS]
+            continue
+        if entry in graded:
+            continue
+        if entry in why:
+            ignored.append((entry, why[entry]))
+        elif entry == "__init__.py":
+            ignored.append((entry, "the folder's __init__.py is never run"))
+        elif entry.endswith(".py") and entry.removesuffix(".py") in PROBLEMS:
+            ignored.append((entry, "not a plain file within the size limit: not graded"))
+        elif entry.endswith(".py") or path.is_dir():
+            ignored.append((f"{entry}/" if path.is_dir() else entry, "no problem module imports it"))
+        else:
+            ignored.append((entry, "not a Python module"))
+    return Graded(folder, modules, helpers, ignored, frozenset(absolute), packages)
+
+
+def graded_modules(folder: Path) -> list[Path]:
+    """The files of ``folder`` the grader copies and runs (``graded_files``): the problem modules,
+    then the helpers they import. Nothing else beside them is read."""
+    return graded_files(folder).files

@@ -126,7 +126,8 @@ def join_results(key: str, parts: list[tuple[str, dict]]) -> dict:
     # the same code as one grade's results: one score line, the rules broken, the notes after it
     merged = assemble(tests, sum(r["execution_time"] for _, r in parts),
                       [*notes, "joined from the passes: " + ", ".join(label for label, _ in parts)],
-                      stamps[0] if stamps else None, violations, to_come, incidents, list(review.values()))
+                      stamps[0] if stamps else None, violations, to_come, incidents, list(review.values()),
+                      next((r["extra_data"]["files"] for _, r in parts if "files" in r.get("extra_data", {})), None))
     validate(merged)
     return merged
 

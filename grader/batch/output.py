@@ -284,8 +284,9 @@ def keep_code(upload: Path, folder: Path) -> None:
         shutil.rmtree(dest, ignore_errors=True)
         if located.folder is not None:
             dest.mkdir(parents=True, exist_ok=True)
-            for module in graded_modules(located.folder):
-                write_atomically(dest / module.name, module.read_bytes())
+            for module in graded_modules(located.folder):  # (a helper package's files in its folder)
+                (dest / module.relative_to(located.folder)).parent.mkdir(parents=True, exist_ok=True)
+                write_atomically(dest / module.relative_to(located.folder), module.read_bytes())
     finally:
         if located.cleanup is not None:
             remove(located.cleanup)  # an unpacked upload: its folders may go deeper than any recursion

@@ -329,16 +329,25 @@ class Zygote:
             self.worker_log = None
 
     def _restage(self, submission_dir: Path) -> None:
-        """inbox/ := the expected modules of ``submission_dir``, and nothing else."""
+        """inbox/ := the problem modules of ``submission_dir`` and the helpers they import (a
+        helper package's folder with its files), and nothing else."""
         self._set_folders()
         for old in self.inbox.iterdir():
             old.unlink() if not old.is_dir() or old.is_symlink() else shutil.rmtree(old)
         for src in graded_modules(submission_dir):  # the locator's rule: what seam.check shows
-            dest = self.inbox / src.name
+            dest = self.inbox / src.relative_to(submission_dir)
+            if dest.parent != self.inbox and not dest.parent.is_dir():  # a helper package's folder
+                dest.parent.mkdir()
+                self._own(dest.parent, 0o755, 0o750)
             shutil.copyfile(src, dest)
-            if self.group_id is not None:  # root's, readable by the worker's group alone
-                os.chown(dest, os.geteuid(), self.group_id)
-            os.chmod(dest, 0o644 if self.group_id is None else 0o640)
+            self._own(dest, 0o644, 0o640)
+
+    def _own(self, path: Path, alone: int, shared: int) -> None:
+        """A file or folder of the inbox: root's, readable by the worker's group alone where it
+        reaches the inbox through it."""
+        if self.group_id is not None:
+            os.chown(path, os.geteuid(), self.group_id)
+        os.chmod(path, alone if self.group_id is None else shared)
 
     def exit_code(self, timeout: float) -> int | None:
         """The ended worker's exit code (negative: killed by that signal), once the zygote has

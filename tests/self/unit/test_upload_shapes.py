@@ -102,24 +102,25 @@ def test_a_module_that_is_a_folder_is_reported(tmp_path):
 @pytest.mark.e2e  # it grades (or runs a suite) end to end: not in the fast loop
 def test_seam_check_lists_what_the_grader_grades_and_tests_exactly_that(uploads, tmp_path):
     """In the bundle, on the Finder zip: the listing names the grader's folder and files; the
-    public tests then run on a copy of those files alone (a helper module beside them is not
-    there, as it is not in the grader)."""
+    public tests then run on a copy of those files alone: a helper module the modules import is
+    listed and copied, and a file that helper imports but the upload lacks is not there, as it is
+    not in the grader."""
     bundle = uploads["the bundle folder"]
     listed = subprocess.run([sys.executable, "-m", "seam.check", str(uploads["the bundle, Finder zip "
                              "(__MACOSX/, .DS_Store)"]), "--list"], cwd=bundle, capture_output=True, text=True)
     assert listed.returncode == 0, listed.stderr
     assert f"will grade {len(PROBLEMS)} of {len(PROBLEMS)} modules, from hw2/student_stubs/:" in listed.stdout
     assert all(f"    {p}.py (" in listed.stdout for p in PROBLEMS)
-    # a submission whose tensors.py leans on a helper beside it: fine in its folder, not graded so
+    # a submission whose tensors.py leans on a helper beside it, which leans on a file not uploaded
     sub = tmp_path / "leaning"
     sub.mkdir()
     (sub / "helper.py").write_text("from reference_copy import *\n")
-    (sub / "tensors.py").write_text("from helper import *  # only works beside helper.py\n")
+    (sub / "tensors.py").write_text("from helper import *  # graded with helper.py\n")
     run = subprocess.run([sys.executable, "-m", "seam.check", str(sub), "-m", "tensors", "-q"], cwd=bundle,
                          capture_output=True, text=True, timeout=300)
     assert "will grade 1 of 12 modules, from the top folder:" in run.stdout, run.stdout[-2000:]
-    assert "helper.py" not in run.stdout.split("running the public tests")[0]
-    assert run.returncode == 1 and "No module named 'helper'" in run.stdout, run.stdout[-2000:]
+    assert "    helper.py (29 bytes; imported by tensors.py)" in run.stdout.split("running the public tests")[0]
+    assert run.returncode == 1 and "No module named 'reference_copy'" in run.stdout, run.stdout[-2000:]
     nothing = subprocess.run([sys.executable, "-m", "seam.check", str(tmp_path / "empty.zip")], cwd=bundle,
                              capture_output=True, text=True)
     assert nothing.returncode == 2 and "no such file" in nothing.stderr
