@@ -174,7 +174,7 @@ def first_screen(uploads: list[dict], more: list[dict] = (), quiet: list[str] = 
     for u in uploads:
         if u["status"] in UNFINISHED:
             why = UNFINISHED[u["status"]] + (f" ({one_line(u['error'])[:160]})" if u.get("error") else "")
-            sections["broken"].append(entry([u["key"]], f"{why}: no grade yet, run the batch again", possible, "points"))
+            sections["broken"].append(entry([u["key"]], f"{why}: no grade yet, run the batch again", possible, "points not graded"))
     seen_running = {u["key"] for u in graded if any(map(at_run_time, u["results"].get("extra_data", {}).get("review") or ()))}
     sections["review"].sort(key=lambda e: e["students"][0] not in seen_running)  # (stable)
     named = {k for s in ("charged", "broken") for e in sections[s] for k in e["students"]}
@@ -182,7 +182,7 @@ def first_screen(uploads: list[dict], more: list[dict] = (), quiet: list[str] = 
     for u in uploads:
         key, r = u["key"], u.get("results")
         if u["status"] in UNUSABLE:
-            sections["zero"].append(entry([key], UNUSABLE[u["status"]], possible, "points"))
+            sections["zero"].append(entry([key], UNUSABLE[u["status"]], possible, "points lost"))
             continue
         if r is None or not possible or key in named:
             continue
@@ -193,7 +193,7 @@ def first_screen(uploads: list[dict], more: list[dict] = (), quiet: list[str] = 
         tried_max = sum(row["max"] for row in tried)
         tried_score = sum(row["score"] for row in tried)
         if rows and not tried:
-            sections["zero"].append(entry([key], "the stubs as given (no problem attempted)", possible - score, "points"))
+            sections["zero"].append(entry([key], "the stubs as given (no problem attempted)", possible - score, "points lost"))
         elif score < NEAR_ZERO * possible and not (missing and tried_score >= NEAR_ZERO * tried_max):
             of = f"; {len(tried)} of {len(rows)} problems handed in" if missing else ""
             sections["zero"].append(entry([key], f"{score:g} of {possible:g} points{of}", possible - score))

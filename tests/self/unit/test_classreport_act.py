@@ -147,8 +147,8 @@ def test_zeros_are_apart_from_partial_uploads_which_are_counted_below_without_su
     assert _kinds(report) == ["zero"]
     zero = _section(report, "zero")
     assert [e["text"] for e in zero["entries"]] == [
-        "Name s01 (s01): an empty upload: 20 points",
-        "Name s02 (s02): the stubs as given (no problem attempted): 20 points",
+        "Name s01 (s01): an empty upload: 20 points lost",
+        "Name s02 (s02): the stubs as given (no problem attempted): 20 points lost",
         "Name s03 (s03): 0 of 20 points", "Name s07 (s07): 0 of 20 points; 1 of 2 problems handed in"]
     partial = report["act_on"]["partial"]
     assert [e["text"] for e in partial["entries"]] == [
@@ -206,8 +206,8 @@ def test_timeouts_and_crashes_count_each_lost_test_once():
     assert _kinds(report) == ["broken"]
     assert [e["text"] for e in _section(report, "broken")["entries"]] == [
         "Name s01 (s01): flops.matmul_flops: it timed out ×2; flops.py: kills the worker: 2 points lost",
-        "Name s02 (s02): the grading crashed (the job was killed (signal 9)): no grade yet, run the batch again: 4 points",
-        "Name s03 (s03): the grading was interrupted: no grade yet, run the batch again: 4 points"]
+        "Name s02 (s02): the grading crashed (the job was killed (signal 9)): no grade yet, run the batch again: 4 points not graded",
+        "Name s03 (s03): the grading was interrupted: no grade yet, run the batch again: 4 points not graded"]
     assert attention.incident_points(students[1]["results"], "flops.matmul_flops") == 1.0  # 3.2 alone
     page = _page(report)
     assert "did not import, hung, crashed or killed the grader's worker: 3 student(s)" in page.text

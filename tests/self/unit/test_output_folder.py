@@ -202,7 +202,7 @@ def test_the_status_values_are_the_gradebooks_and_the_class_reports(tmp_path):
     assert broken[0].startswith("  N (crashed): the grading crashed") and broken[1].startswith(
         "  N (interrupted): the grading was interrupted"), lines
     zero = lines[lines.index(next(a for a in act if a.startswith("act on: at zero"))) + 1:]
-    assert "  N (not-found): no submission found in the upload: 6 points" in zero[:3], lines
+    assert "  N (not-found): no submission found in the upload: 6 points lost" in zero[:3], lines
     assert not any(line.startswith("below:") for line in lines)
     gpu = next(i for i, line in enumerate(lines) if line.startswith("GPU tests not run: "))
     assert lines[gpu + 1].startswith("class: 6 upload(s) (1 ambiguous, 1 crashed, 1 empty, ")
