@@ -1,8 +1,8 @@
 """Words a person reads, and nothing else: the text of the notes for review.
 
 What is here is shown (in a report, the student's pytest, docs/honest-work.md's table) and
-decides nothing: no verdict, point or note depends on it, and it holds only literal text
-(tests/self/repo/test_wording.py checks that). So it is left out of every hash of what decides
+decides nothing: no verdict, point or note depends on it, and it holds only literal text (the
+project's own suite checks that). So it is left out of every hash of what decides
 a verdict (grader/provenance.py ``WORDING``): rewording a note restales no behaviour or mutation
 record and regrades no class. The kinds and ids these words are for, and what each means, are
 set in the module that uses them (seam/review.py ``KINDS``, ``RUNTIME``).

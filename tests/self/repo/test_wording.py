@@ -8,7 +8,7 @@ import pytest
 
 from grader.paths import ROOT
 from grader.provenance import WORDING
-from tests.self.imports import graph
+from tests.self.mutation.inputs import _house
 
 
 def _literal_text(node) -> bool:
@@ -37,6 +37,5 @@ def test_a_module_of_words_is_read_by_the_module_that_shows_it_only(rel):
     """seam/words.py is read by seam/review.py alone, which looks its words up by kind and id and
     puts them in a note: no other module could compare them."""
     name = rel.removesuffix(".py").replace("/", ".")
-    readers = sorted(m for m, imported in graph(ROOT, ("grader", "seam", "tests"), ("tests/self",)).items()
-                     if name in imported)
+    readers = sorted(m for m, imported in _house(ROOT)[1].items() if name in imported)
     assert readers == ["seam.review"], readers

@@ -11,7 +11,7 @@ import pytest
 from grader import provenance
 from grader.paths import REFERENCE, ROOT, STUBS
 from seam.problems import PROBLEMS
-from tests.self import behaviour, regen
+from tests.self import regen
 from tests.self.mutation import __main__ as mutation
 from tests.self.mutation import inputs
 from tests.self.mutation.mutants import Mutant, module_mutants
@@ -50,10 +50,9 @@ def test_plan_keeps_what_cannot_move_and_reruns_the_rest(monkeypatch):
 
 def _hashes() -> dict:
     """Every hash a record or a grade is judged by: the tests hash results.json and the rubric's
-    history carry (grader/provenance.py), and per problem the mutation and behaviour records'."""
-    return {"tests": provenance.tests_hash.__wrapped__(),
-            **{f"mutation {p}": inputs.tests_hash(p) for p in PROBLEMS},
-            **{f"behaviour {p}": behaviour.inputs_hash(p) for p in PROBLEMS}}
+    history carry (grader/provenance.py), and per problem the mutation record's, which the
+    behaviour record's includes (tests/self/behaviour.py ``inputs_hash``)."""
+    return {"tests": provenance.tests_hash.__wrapped__(), **{f"mutation {p}": inputs.tests_hash(p) for p in PROBLEMS}}
 
 
 def test_words_move_no_hash_and_a_number_or_a_message_in_code_moves_what_imports_it(monkeypatch):
@@ -82,9 +81,8 @@ def test_words_move_no_hash_and_a_number_or_a_message_in_code_moves_what_imports
     assert edited("seam/words.py", b"another thread started", b"a second thread began") == set()
     assert edited("seam/honest.py", b'"""', b'"""Reworded. ') == set()  # the module's docstring
     assert edited("tests/checks.py", b"ROUNDING = dict(rtol=1e-12)", b"ROUNDING = dict(rtol=1e-11)") == every(
-        "tests", "mutation", "behaviour")
-    assert edited("seam/review.py", b'"threads", "profilers",', b'"threads", "profiler",') == every(
-        "tests", "mutation", "behaviour")
+        "tests", "mutation")
+    assert edited("seam/review.py", b'"threads", "profilers",', b'"threads", "profiler",') == every("tests", "mutation")
     assert edited("seam/check.py", b"no such file or folder", b"not found") == {"tests"}
     assert all(ROOT / "seam/check.py" not in inputs.hashed_files(p) for p in PROBLEMS)
 
