@@ -336,6 +336,7 @@ def todo(name: str) -> list[str]:
             f"check: python -m pytest {layout.public_test} {layout.hidden_test} --impl={folder('reference')}",
             f"mutation-test it: {mutation_command(name)} (its mutants alone: the other problems' records "
             "stay current), then kill each survivor or say why it is equivalent",
+            f"record the new tests hash: python -m grader history --record --why \"{name}: a new problem\"",
             f"the fast loop, green once all of the above holds: {FAST_LOOP}"]
     return out
 
