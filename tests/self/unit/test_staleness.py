@@ -140,6 +140,7 @@ def test_regen_runs_the_stale_steps_in_order_judging_each_after_the_ones_before(
                         touch(second)),
              regen.Step("third", lambda: [], lambda stale, jobs: ["python", "-c", "raise SystemExit(3)"]))
     monkeypatch.setattr(regen, "STEPS", steps)
+    monkeypatch.setattr(regen, "unrecorded", lambda: None)
     said = []
     assert regen.regenerate(1, say=said.append) == 0
     assert first.exists() and second.exists()
@@ -159,5 +160,24 @@ def test_regen_stops_at_a_step_its_command_leaves_stale(monkeypatch):
 
 def test_regen_check_names_the_command(monkeypatch, capsys):
     monkeypatch.setattr(regen, "STEPS", (regen.Step("late", lambda: ["one"], lambda s, j: []),))
+    monkeypatch.setattr(regen, "unrecorded", lambda: None)
     assert regen.main(["--check"]) == 1
     assert capsys.readouterr().out == "late: one\nstale: run `python -m tests.self.regen`\n"
+
+
+def test_regen_says_to_record_a_tests_hash_the_history_lacks(monkeypatch, capsys):
+    """Every record current, but the tests hash moved and is not recorded: `--check` exits 1 with
+    the command that records it, and a regeneration ends with the same line."""
+    from grader import provenance
+    from grader.history import record
+    monkeypatch.setattr(regen, "STEPS", (regen.Step("done", lambda: [], lambda s, j: []),))
+    monkeypatch.setattr(provenance, "tests_hash", lambda: "feedfacefeedface")
+    monkeypatch.setattr(record, "load", lambda: {"entries": [{"tests": "0123456789abcdef"}]})
+    assert regen.main(["--check"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "history: the tests hash is now feedfacefeedface, which tests/rubric_history.json does not record: "
+        f"run `{regen.RECORD_COMMAND}`")
+    said = []
+    assert regen.regenerate(1, say=said.append) == 0 and said[-1].startswith("history: the tests hash is now")
+    monkeypatch.setattr(record, "load", lambda: {"entries": [{"tests": "feedfacefeedface"}]})
+    assert regen.main(["--check"]) == 0
