@@ -34,7 +34,7 @@ from seam.problems import PROBLEMS
 from ..batch import attention
 from ..batch.output import CODE, PREVIOUS, REPEATS, RESULTS, StudentRecord, _entries, read_json, write_json
 from ..files import write_atomically
-from ..history.student import test_id
+from ..history.student import keyed
 from ..report import per_problem
 from ..text import one_line
 from . import actions, stats
@@ -255,9 +255,8 @@ def regrades(students: list[dict]) -> list[dict]:
         after = s["results"] or {"score": 0.0, "tests": []}
         # only the tests that ran both times (a merge joins passes: a GPU test the CPU pass could
         # not run did not flip); the change is counted over them. A test is matched by its id
-        # (history.student.test_id), never by its number, which a test added before it shifts.
-        old = {test_id(t): t for t in before.get("tests", []) if not _not_run(t)}
-        new = {test_id(t): t for t in after["tests"] if not _not_run(t)}
+        # (history.student.keyed), never by its number, which a test added before it shifts.
+        old, new = ({k: t for k, t in tests.items() if not _not_run(t)} for tests in keyed(before, after))
         order = lambda k: [int(x) for x in (new.get(k) or old[k])["number"].split(".")]
         both = sorted(set(old) & set(new), key=order)
         flipped = [{"number": new[k]["number"], "name": new[k]["name"], "before": old[k]["status"],

@@ -31,20 +31,31 @@ class BadPair(HistoryError):
     """The two paths are not two grades of one student or two batch outputs (exit 2)."""
 
 
-def test_id(t: dict) -> str:
-    """A results.json test's identity across grades: its node id where the grade wrote it, else
-    its name."""
+def _node(t: dict) -> str | None:
     node = (t.get("extra_data") or {}).get("test")
     found = NODE.search(node) if isinstance(node, str) else None
-    return found.group(0) if found else str(t.get("name", ""))
+    return found.group(0) if found else None
+
+
+def test_id(t: dict, by_name: bool = False) -> str:
+    """A results.json test's identity across grades: its node id where the grade wrote it (and
+    ``by_name`` is not asked), else its name."""
+    return (None if by_name else _node(t)) or str(t.get("name", ""))
+
+
+def keyed(*grades: dict) -> list[dict[str, dict]]:
+    """Each grade's tests by identity, the same for all: by node id where every grade holds them,
+    else by name (a grade made before results.json kept the ids)."""
+    by_name = any(_node(t) is None for g in grades for t in g.get("tests", []))
+    return [{test_id(t, by_name): t for t in g.get("tests", [])} for g in grades]
 
 
 def _stamp(results: dict) -> str | None:
     return ((results.get("extra_data") or {}).get("grader") or {}).get("tests")
 
 
-def _tests(results: dict) -> dict[str, dict]:
-    return {test_id(t): t for t in results.get("tests", []) if (t.get("extra_data") or {}).get("outcome") != "not_run"}
+def _ran(tests: dict[str, dict]) -> dict[str, dict]:
+    return {k: t for k, t in tests.items() if (t.get("extra_data") or {}).get("outcome") != "not_run"}
 
 
 def _changes(record: dict | None, old: str | None, new: str | None) -> dict | None:
@@ -67,7 +78,7 @@ def moved_tests(before: dict, after: dict, record: dict | None, same_upload: boo
     cause: {"test", "name", "before", "after", "delta", "cause", "what", "why"}; ``cause`` is one
     of "added", "removed", "points", "test changed", "upload changed", "run differed",
     "not the test" (the same test: which of the last two, two results.json cannot say), "unknown" (the tests hash changed but the history does not record the change)."""
-    old, new = _tests(before), _tests(after)
+    old, new = map(_ran, keyed(before, after))
     changes = _changes(record, _stamp(before), _stamp(after))
     out = []
     for key in sorted(set(old) | set(new), key=lambda k: [int(x) for x in (new.get(k) or old[k])["number"].split(".")]):
@@ -76,9 +87,10 @@ def moved_tests(before: dict, after: dict, record: dict | None, same_upload: boo
         status_a, status_b = (a["status"] if a else "absent"), (b["status"] if b else "absent")
         if a and b and status_a == status_b and abs(score_a - score_b) < 1e-9:
             continue
-        row = {"test": key, "name": (b or a)["name"], "before": status_a, "after": status_b,
+        ids = [i for i in (b and _node(b), a and _node(a), key) if i]  # a test's id where a grade holds it
+        row = {"test": ids[0], "name": (b or a)["name"], "before": status_a, "after": status_b,
                "delta": score_b - score_a, "what": "", "why": ""}
-        changed = (changes or {}).get(key)
+        changed = next(((changes or {})[i] for i in ids if i in (changes or {})), None)
         if changed:
             row["what"], row["why"] = what(key, changed), " | ".join(changed["why"])
         if a is None or b is None:

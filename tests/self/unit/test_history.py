@@ -338,3 +338,16 @@ def test_an_entry_recorded_before_its_commit_is_named_by_that_commit_once_commit
     explain.committed_in.cache_clear()
     assert explain._entry_line(entry) == f"0123abcd0123abcd ({git('log', '-1', '--format=%h')}, 2026-01-02)"
     explain.committed_in.cache_clear()
+
+
+def test_a_grade_from_before_results_json_kept_test_ids_is_matched_by_name(tmp_path):
+    """Last term's results.json holds no test ids: both grades are matched by name, so no test
+    reads as gone and added; one with ids on both sides is matched by id, its number shifted."""
+    record = _record(tmp_path)
+    after = _results("bbbbbbbb", {T + "test_new": (1, 1), T + "test_adamw": (3, 3)})
+    before = _results("aaaaaaaa", {T + "test_adamw": (2, 2)})
+    old = {**before, "tests": [{k: v for k, v in t.items() if k != "extra_data"} for t in before["tests"]]}
+    assert [(m["test"], m["cause"]) for m in student.moved_tests(old, after, record)] == [
+        (T + "test_new", "added"), (T + "test_adamw", "points")]
+    assert [(m["test"], m["cause"]) for m in student.moved_tests(before, after, record)] == [
+        (T + "test_new", "added"), (T + "test_adamw", "points")]
