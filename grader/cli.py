@@ -151,6 +151,16 @@ def _history(args) -> int:
         print("python -m grader history: error: give PATH (a results.json, batch output, gradebook.csv or "
               "tests hash), --record or --backfill", file=sys.stderr)
         return 2
+    if args.after or (Path(args.path) / "previous.json").is_file():
+        from .history.explain import record_or_none
+        from .history.student import compare
+        try:
+            lines = compare(args.path, args.after, record_or_none())
+        except HistoryError as e:
+            print(f"python -m grader history: error: {e}", file=sys.stderr)
+            return 2
+        print("\n".join(lines))
+        return 0
     from .history.explain import run
     status, lines = run(args.path, args.until)
     for line in lines:
@@ -345,10 +355,15 @@ def build_parser() -> argparse.ArgumentParser:
                           formatter_class=raw, epilog=_examples(
                               "python -m grader history graded/alice/results.json",
                               "python -m grader history 2ccdae044e7a87a7      (a bare tests hash)",
+                              "python -m grader history last-term/alice/results.json graded/alice/results.json   "
+                              "(why her score moved: each test that moved and its cause)",
+                              "python -m grader history graded/students/alice   (a regrade: previous.json vs results.json)",
                               "python -m grader history --record --why \"closure test: stronger decay\"   "
                               "(after changing the tests)"))
     hist.add_argument("path", nargs="?", metavar="PATH", help="a results.json or previous.json, a batch "
                       "output folder or its batch.json, a gradebook.csv, or a tests hash")
+    hist.add_argument("after", nargs="?", metavar="AFTER", help="with PATH a results.json or batch output "
+                      "graded before: why each score moved, test by test (the test, its points or the upload)")
     hist.add_argument("--until", metavar="HASH", help="the changes up to this tests hash (default: the latest "
                       "recorded), e.g. to compare two terms' grades")
     hist.add_argument("--record", action="store_true", help="add this checkout's tests hash to "

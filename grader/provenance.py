@@ -5,8 +5,15 @@ keeps) and every batch.json. The hash covers the graded tests with their points 
 rubric), their snapshots and helpers, the seam and its probes, and the reference the tests
 compare against: change any of them and the hash changes, so a rerun of a batch regrades
 everyone (batch.py) and `merge` refuses to join passes graded by different tests.
+
+What a person reads and no verdict reads is not hashed, so rewording it regrades no class and
+restales no record: a Python file is hashed by its syntax tree (``syntax``: no comments, no
+layout, no docstrings), and the modules of words (``WORDING``: literal text only, which
+tests/self/repo/test_wording.py keeps so) are left out. A string a verdict compares (a name the
+review looks for, a tolerance's key) is code, not wording, and stays in the tree.
 """
 
+import ast
 import hashlib
 import importlib.metadata
 import tomllib
@@ -16,6 +23,10 @@ from .paths import ROOT, SEAM, TEST_SUPPORT
 from seam.problems import LAYOUT, folder
 
 PACKAGE = "cs336-accounting-grader"
+
+# Modules of words a person reads (a note's why and what instead), which decide no verdict: no
+# hash covers them. Each holds only assignments of literal text (tests/self/repo/test_wording.py).
+WORDING = ("seam/words.py",)
 
 
 @lru_cache(maxsize=1)
@@ -39,7 +50,34 @@ def graded_files() -> list:
         elif root.is_dir():
             files.update(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
                          and p.suffix in (".py", ".json"))
-    return sorted(files)
+    return sorted(files - {ROOT / rel for rel in WORDING})
+
+
+def _undocumented(tree: ast.AST) -> ast.AST:
+    """``tree`` less its docstrings (a module's, a class's, a function's first bare string)."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body \
+                and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant) \
+                and isinstance(node.body[0].value.value, str):
+            node.body = node.body[1:] or [ast.Pass()]
+    return tree
+
+
+@lru_cache(maxsize=4096)
+def syntax(data: bytes) -> bytes:
+    """What of a Python file can decide a verdict: its syntax tree without comments, layout, line
+    numbers or docstrings (a test's docstring is its title in a report: words, not a verdict);
+    its bytes if it does not parse."""
+    try:
+        return ast.dump(_undocumented(ast.parse(data))).encode()
+    except (SyntaxError, ValueError):
+        return data
+
+
+def content(path) -> bytes:
+    """What the hash reads of a graded file: a Python file's ``syntax``, any other file's bytes."""
+    data = path.read_bytes()
+    return syntax(data) if path.suffix == ".py" else data
 
 
 @lru_cache(maxsize=1)
@@ -47,7 +85,7 @@ def tests_hash() -> str:
     digest = hashlib.sha256()
     for path in graded_files():
         digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
+        digest.update(hashlib.sha256(content(path)).digest())
     return digest.hexdigest()[:16]
 
 

@@ -24,20 +24,24 @@ from pathlib import Path
 from string import Template
 
 import seam.problems
-from seam import InProcess
 from seam.problems import dotted, files, folder, owners
 
 from .paths import ROOT
-from .rubric import RULES_END, RULES_START
-from .snapshots import HEADER
 
 REGISTRY = Path(*seam.problems.__name__.split(".")).with_suffix(".py")  # seam/problems.py, in a checkout
 # Names the seam or pytest already give a meaning: ``impl.<name>`` must reach the problem's
 # module (not an Impl attribute), its tests get the marker ``<name>`` (not pytest's own ``skip``),
-# and a module ``conftest.py`` beside the stubs would be pytest's.
-RESERVED = frozenset({n for n in dir(InProcess) if not n.startswith("_")} | {
+# and a module ``conftest.py`` beside the stubs would be pytest's. (InProcess's own names are
+# added where a name is checked: seam.impl imports torch, which the registry's readers, such as
+# the records' hashes, need not pay.)
+RESERVED = frozenset({
     "called", "probes", "conftest", "skip", "skipif", "xfail", "parametrize", "usefixtures",
     "filterwarnings", "points", "gpu", "gpu_peak", "time_limit", "how"})
+
+
+def reserved() -> frozenset:
+    from seam import InProcess
+    return RESERVED | {n for n in dir(InProcess) if not n.startswith("_")}
 NO_RULE_TODO = ("TODO: why nothing in a library does this problem for you (or give it rules= in "
                 "seam/problems.py)")
 PLACEHOLDER = "example"  # the skeleton's one function, to rename with the content
@@ -259,7 +263,7 @@ def name_problem(name: str, known: list[str]) -> str | None:
         if "*" not in path.name and owners(path) != [(kind.kind, name)]:
             other = next(f"{k} of {n!r}" for k, n in owners(path) if (k, n) != (kind.kind, name))
             return f"{name!r}: its {kind.kind} file {path} would read as the {other} (seam/problems.py's layout)"
-    if name in RESERVED:
+    if name in reserved():
         return f"{name!r} already means something to the seam or to pytest (impl.{name}, -m {name})"
     if name in known:
         return f"{name!r} is already a problem ({REGISTRY}); pick another name"
@@ -273,10 +277,12 @@ def _title_problem(title: str) -> str | None:
 
 
 def _empty_snapshot(name: str) -> str:
+    from .snapshots import HEADER
     return json.dumps({"_": HEADER, "problem": name, "cases": {}}, indent=1) + "\n"
 
 
 def _values(name: str, title: str, number: int) -> dict[str, str]:
+    from .rubric import RULES_END, RULES_START
     layout = files(name)
     return {"name": name, "title": title, "number": str(number), "fn": PLACEHOLDER,
             "stub": layout.stub.as_posix(), "handout": layout.handout.as_posix(),
@@ -336,6 +342,7 @@ def todo(name: str) -> list[str]:
             f"check: python -m pytest {layout.public_test} {layout.hidden_test} --impl={folder('reference')}",
             f"mutation-test it: {mutation_command(name)} (its mutants alone: the other problems' records "
             "stay current), then kill each survivor or say why it is equivalent",
+            f"record the new tests hash: python -m grader history --record --why \"{name}: a new problem\"",
             f"the fast loop, green once all of the above holds: {FAST_LOOP}"]
     return out
 

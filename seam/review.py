@@ -33,41 +33,15 @@ import re
 import tokenize
 from pathlib import Path
 
+from . import words
 from .problems import PROBLEMS
 from .upload import graded_files
 
-# kind -> (why it could blind the watch, what to write instead); docs/honest-work.md's table is made from this
-KINDS = {
-    "threads": ("work in another thread or process escapes the watch, which follows the calling thread",
-                "do the work in the calling thread"),
-    "profilers": ("a profiler or tracer of yours replaces the watch's own",
-                  "leave sys.setprofile / settrace and sys.monitoring alone"),
-    "frames": ("a frame reaches the locals and globals of the grader's code running around yours",
-               "pass values as arguments; for a function's parameters use inspect.signature"),
-    "gc": ("gc's object lists reach the grader's own objects (the watch's record)",
-           "keep references to your own objects; gc.collect() is fine"),
-    "ctypes": ("native calls can remove the watch's hooks or rewrite memory", "write it in Python or torch"),
-    "torch internals": ("torch._C and the mode stacks switch off the modes that watch torch calls",
-                        "use torch's public API"),
-    "code objects": ("a function's code replaced or made by hand runs as no file of yours",
-                     "write the function out"),
-    "imports by name": ("a module reached by a name made at run time (importlib, pydoc.locate, "
-                        "sys.modules, __import__, a path added to sys.path) can be the grader's own",
-                        "import modules with an import statement"),
-    "code from text": ("code made from a string (exec, eval, compile, marshal) runs in no file of yours",
-                       "write the code out as functions of your module"),
-    "unpickling": ("unpickling calls whatever the pickled bytes name, from no file of yours",
-                   "save and load state_dicts with torch.save and torch.load(path, weights_only=True)"),
-    "the grader": ("the grader's own modules (seam) hold the watch and its record",
-                   "nothing of the grader's is needed: the tests call your functions"),
-    "removed code": ("code of a module the honest-work rules take out of the sandbox, pasted into the upload "
-                     "or read and run from torch's files",
-                     "write the update yourself from the handout's formulas"),
-    "unreadable module": ("the review could not read this module as Python reads it, so what it does was not looked at",
-                          "save it as UTF-8"),
-    "einops axes": ("no einops call in this function names the axes it works on, so torch computes what the rule "
-                    "says einops must", "write the function's rearrange/einsum/reduce with the axes named"),
-}
+# the kinds of note, in the order docs/honest-work.md's table lists them; each one's words (why it
+# could blind the watch, what to write instead) are in seam/words.py, which no verdict hashes
+KINDS = {kind: words.NOTES[kind] for kind in (
+    "threads", "profilers", "frames", "gc", "ctypes", "torch internals", "code objects", "imports by name",
+    "code from text", "unpickling", "the grader", "removed code", "unreadable module", "einops axes")}
 # notes about the work, not the watch: they leave the watch as it is (``dynamic``)
 NOT_THE_WATCH = ("removed code", "einops axes")
 
@@ -583,30 +557,31 @@ def tally(notes: list[dict]) -> str:
             + ", ".join(f"{count} {kind}" for kind, count in by_count))
 
 
-# What the watch notes at run time (seam/honest.py): id -> (its kind, the grader's words for it;
-# None: any kind). The worker sends the id with kind, file and line, never words: ``valid`` writes
-# the note from this table, so nothing the student's process says reaches a report. A new one is a
-# line here; the worker notes it with ``Honest.note(kind, id, frame, functions)``.
-RUNTIME = {
-    "watch changed": ("the grader", "the grader's rules or its watch changed"),
-    "probes changed": ("the grader", "the grader's probes changed while a check of how the work is done ran"),
-    "modes left off": ("torch internals", "PyTorch's modes left switched off"),
-    "watch modes missing": ("torch internals", "the watch's torch modes not in place when the call began"),
-    "modes popped": ("torch internals", "torch's modes popped or disabled by a torch function their code called"),
-    "torch function disabled": ("torch internals", "a DisableTorchFunction or _DisableTorchDispatch block"),
-    "mode stack popped": ("torch internals", "torch's function-mode or dispatch-mode stack popped"),
-    "mode replaced": ("torch internals", "torch's function mode replaced"),
-    "dispatch key changed": ("torch internals", "a dispatch key excluded or included"),
-    "profiler replaced": ("profilers", "a profiler of theirs in place of the watch's"),
-    "profiler set": ("profilers", "sys.setprofile or sys.settrace called"),
-    "profiler left": ("profilers", "a profiler or tracer installed and left in place"),
-    "watch profiler missing": ("profilers", "the watch's profiler not in place once switched on"),
-    "thread ran": ("threads", "a thread of theirs ran while the function was watched"),
-    "thread started": ("threads", "another thread started"),
-    "process started": ("threads", "another process started"),
-    "thread left running": ("threads", "a thread it started still running after the call"),
-    "seen": (None, "seen while their code was watched"),
-}
+# What the watch notes at run time (seam/honest.py): id -> (its kind, the grader's words for it,
+# from seam/words.py; None: any kind). The worker sends the id with kind, file and line, never words:
+# ``valid`` writes the note from this table, so nothing the student's process says reaches a report.
+# A new one is a line here and its words there; the worker notes it with
+# ``Honest.note(kind, id, frame, functions)``.
+RUNTIME = {what: (kind, words.RUNTIME[what]) for what, kind in {
+    "watch changed": "the grader",
+    "probes changed": "the grader",
+    "modes left off": "torch internals",
+    "watch modes missing": "torch internals",
+    "modes popped": "torch internals",
+    "torch function disabled": "torch internals",
+    "mode stack popped": "torch internals",
+    "mode replaced": "torch internals",
+    "dispatch key changed": "torch internals",
+    "profiler replaced": "profilers",
+    "profiler set": "profilers",
+    "profiler left": "profilers",
+    "watch profiler missing": "profilers",
+    "thread ran": "threads",
+    "thread started": "threads",
+    "process started": "threads",
+    "thread left running": "threads",
+    "seen": None,
+}.items()}
 # The descriptions seam/honest.py's watch passes to ``Honest.note`` (its first words, or a name in
 # them) -> the id each is noted under; a description none of these matches is noted as "seen".
 _DESCRIBED = (("the grader's rules or its watch", "watch changed"), ("the grader's probes changed", "probes changed"),

@@ -38,6 +38,7 @@ from ..batch import attention
 from ..batch.firstscreen import not_attempted
 from ..batch.output import CODE, PREVIOUS, REPEATS, RESULTS, StudentRecord, _entries, read_json, write_json
 from ..files import write_atomically
+from ..history.student import keyed
 from ..report import per_problem
 from ..text import one_line
 from . import actions, stats
@@ -230,16 +231,17 @@ def regrades(students: list[dict]) -> list[dict]:
             continue
         after = s["results"] or {"score": 0.0, "tests": []}
         # only the tests that ran both times (a merge joins passes: a GPU test the CPU pass could
-        # not run did not flip); the change is counted over them
-        old = {t["number"]: t for t in before.get("tests", []) if not _not_run(t)}
-        new = {t["number"]: t for t in after["tests"] if not _not_run(t)}
-        both = sorted(set(old) & set(new), key=lambda n: [int(x) for x in n.split(".")])
-        flipped = [{"number": n, "name": new[n]["name"], "before": old[n]["status"], "after": new[n]["status"]}
-                   for n in both if old[n]["status"] != new[n]["status"]]
-        flipped += [{"number": n, "name": old[n]["name"], "before": old[n]["status"], "after": "absent"}
-                    for n in sorted(set(old) - set(new), key=lambda n: [int(x) for x in n.split(".")])]
-        delta = sum(float(new[n]["score"]) - float(old[n]["score"]) for n in both) - sum(
-            float(old[n]["score"]) for n in set(old) - set(new))
+        # not run did not flip); the change is counted over them. A test is matched by its id
+        # (history.student.keyed), never by its number, which a test added before it shifts.
+        old, new = ({k: t for k, t in tests.items() if not _not_run(t)} for tests in keyed(before, after))
+        order = lambda k: [int(x) for x in (new.get(k) or old[k])["number"].split(".")]
+        both = sorted(set(old) & set(new), key=order)
+        flipped = [{"number": new[k]["number"], "name": new[k]["name"], "before": old[k]["status"],
+                    "after": new[k]["status"]} for k in both if old[k]["status"] != new[k]["status"]]
+        flipped += [{"number": old[k]["number"], "name": old[k]["name"], "before": old[k]["status"], "after": "absent"}
+                    for k in sorted(set(old) - set(new), key=order)]
+        delta = sum(float(new[k]["score"]) - float(old[k]["score"]) for k in both) - sum(
+            float(old[k]["score"]) for k in set(old) - set(new))
         if flipped or delta:
             changed = history(before, after)
             out.append({"student": s["key"], "why": s["previous"].get("why", ""), "before": before.get("score"),

@@ -320,9 +320,9 @@ def render(report: dict, code: dict[str, dict[str, str]]) -> str:
 
 
 def _tests_changed(regrades: list[dict], name) -> str:
-    """Why scores moved where the tests changed between the two grades: each changed test of a
-    problem whose score moved, what changed, why, and whose score it may have moved (``name``:
-    a student's key as the page names them, escaped)."""
+    """Why scores moved where the tests changed between the two grades: each changed test whose
+    verdict or points moved for some upload, what changed, why, and whose verdict it moved
+    (``name``: a student's key as the page names them, escaped)."""
     rows: dict[str, dict] = {}
     for r in regrades:
         for t in r.get("tests_changed", ()):
@@ -330,7 +330,8 @@ def _tests_changed(regrades: list[dict], name) -> str:
     if not rows:
         return ""
     return ("<h3>Why the tests changed</h3><p>The tests changed between the two grades "
-            "(tests/rubric_history.json; <code>python -m grader history</code>): each changed test of a "
-            "problem whose score moved.</p>" + _table(["test", "what changed", "why", "students"], [
+            "(tests/rubric_history.json; <code>python -m grader history</code>): each changed test whose "
+            "verdict or points moved for an upload, with those uploads (<code>python -m grader history "
+            "BEFORE AFTER</code> explains one upload test by test).</p>" + _table(["test", "what changed", "why", "students"], [
                 [esc(t), esc(r["what"]), esc(r["why"]), ", ".join(map(name, r["students"]))]
                 for t, r in sorted(rows.items())]))

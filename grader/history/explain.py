@@ -10,6 +10,8 @@ regrade replaced), a batch output folder or its batch.json (``grader.tests``), a
 import csv
 import json
 import re
+import subprocess
+from functools import lru_cache
 from pathlib import Path
 
 from .diff import compose, short, what
@@ -66,8 +68,24 @@ def hashes_of(target: str) -> list[str]:
     raise BadPath(f"{target}: no such file or folder, and not a tests hash")
 
 
+@lru_cache(maxsize=None)
+def committed_in(digest: str) -> str | None:
+    """The commit that first wrote ``digest`` into tests/rubric_history.json (an entry recorded
+    with --record holds no commit of its own: it is written before the commit that carries it),
+    or None where git has none (not committed yet, or no git)."""
+    from .record import RECORD
+    try:
+        run = subprocess.run(["git", "-C", str(RECORD.parent), "log", "--reverse", "--format=%h", "-S", digest,
+                              "--", RECORD.name], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = run.stdout.split()
+    return found[0] if run.returncode == 0 and found else None
+
+
 def _entry_line(e: dict) -> str:
-    return f"{e['tests']} ({e.get('commit') or 'not committed'}, {e.get('date', '?')})"
+    commit = e.get("commit") or committed_in(e["tests"])
+    return f"{e['tests']} ({commit or 'not committed'}, {e.get('date', '?')})"
 
 
 def explain(record: dict, digest: str, until: str | None = None) -> list[str]:
@@ -128,30 +146,14 @@ def stamp_of(results: dict) -> str | None:
 
 def moved_scores(before: dict, after: dict, record: dict | None) -> list[dict]:
     """Why a regraded student's score moved, where the tests hash changed between ``before`` and
-    ``after`` (two results.json): each changed test of a problem whose score moved, with what
-    changed and why ([] when the hash is the same, no problem moved, or a hash is unrecorded)."""
-    old, new = stamp_of(before), stamp_of(after)
-    if not old or not new or old == new or record is None:
+    ``after`` (two results.json): each changed test whose verdict or points moved for this upload,
+    with what changed and why ([] when the hash is the same or a hash is unrecorded). A changed
+    test the upload failed (or passed) both times moved nothing of its score and is not named."""
+    from .student import moved_tests
+    if not stamp_of(before) or not stamp_of(after) or stamp_of(before) == stamp_of(after) or record is None:
         return []
-
-    def by_problem(results: dict) -> dict:
-        scores: dict = {}
-        for t in results.get("tests", []):
-            p = str(t.get("name", "")).partition(":")[0]
-            scores[p] = scores.get(p, 0.0) + float(t.get("score", 0.0))
-        return scores
-    a, b = by_problem(before), by_problem(after)
-    moved = {p for p in set(a) | set(b) if abs(a.get(p, 0.0) - b.get(p, 0.0)) > 1e-9}
-    try:
-        if find(record, new) <= find(record, old):
-            return []
-        later = since(record, old, new)
-    except HistoryError:
-        return []
-    changed = compose([(e["changes"], e["why"]) for e in later])
-    problem = re.compile(r"tests/(?:public|hidden)/test_(\w+)\.py::")
-    return [{"test": t, "what": what(t, c), "why": " | ".join(c["why"])}
-            for t, c in changed.items() if (m := problem.match(t)) and m.group(1) in moved]
+    return [{"test": m["test"], "what": m["what"], "why": m["why"]}
+            for m in moved_tests(before, after, record) if m["what"]]
 
 
 def regrade_note(old: str, new: str, record: dict | None) -> str | None:

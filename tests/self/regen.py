@@ -19,7 +19,10 @@ write, so a later one is judged stale only after the earlier ones are current):
    mutants are only those whose verdict could move (tests/self/mutation/__main__.py ``plan``).
 
 Each step runs as the command a maintainer would type (printed), in its own process, and is
-checked again after: a step still stale after its own command is an error. docs/margins.json
+checked again after: a step still stale after its own command is an error. Last, where the tests
+hash a grade carries moved and tests/rubric_history.json lacks it, both modes say so with the
+command that records it (`python -m grader history --record --why "..."`): not a step, since
+the why is the maintainer's to write. docs/margins.json
 and README's margins table (benchmarks/margins.py, minutes) are not tracked here: no check says
 when they are stale; docs/maintaining.md says when to rerun them.
 """
@@ -78,6 +81,17 @@ STEPS = (
     Step("mutation", _mutation, lambda stale, jobs: ["python", "-m", "tests.self.mutation", "--jobs", str(jobs)]),
 )
 COMMAND = "python -m tests.self.regen"
+RECORD_COMMAND = 'python -m grader history --record --why "<why the tests changed, one line>"'
+
+
+def unrecorded() -> str | None:
+    """A line saying the tests hash is not in tests/rubric_history.json, or None where it is."""
+    from grader.history.record import hashes, load
+    from grader.provenance import tests_hash
+    digest = tests_hash()
+    return None if digest in hashes(load()) else (
+        f"history: the tests hash is now {digest}, which tests/rubric_history.json does not record: "
+        f"run `{RECORD_COMMAND}`")
 
 
 def check() -> dict[str, list[str]]:
@@ -109,6 +123,8 @@ def regenerate(jobs: int, say=print) -> int:
         say(f"{step.name}: regenerated in {took:.0f} s")
     total = time.monotonic() - started
     say(f"reran {', '.join(f'{n} ({s:.0f} s)' for n, s in ran) if ran else 'nothing'}; {total:.0f} s in all")
+    if line := unrecorded():
+        say(line)
     return 0
 
 
@@ -125,7 +141,10 @@ def main(argv: list[str]) -> int:
     for name, lines in found.items():
         print(f"{name}: " + ("; ".join(lines) if lines else "current"))
     if any(found.values()):
-        print(f"stale: run `{COMMAND}`")
+        print(f"stale: run `{COMMAND}`" + (", then record the tests hash" if unrecorded() else ""))
+        return 1
+    if line := unrecorded():
+        print(line)
         return 1
     return 0
 

@@ -17,9 +17,12 @@ come from grading a submission on one problem's graded tests. What can move them
   the students' own command) is not in it; another problem's layout files (its tests, its
   probe: the probes' package imports them all) are left out, as they decide no verdict here.
 
-Python files of the machinery are hashed by their syntax tree (``ast.dump``: no comments, no
-layout, no line numbers), so an edit to a comment or to whitespace moves no hash; a docstring or
-a message is a string in the tree and does. The registry part and data files are hashed as text.
+Python files of the machinery are hashed by their syntax tree without docstrings
+(grader/provenance.py ``syntax``: no comments, no layout, no line numbers, no docstrings), so an
+edit to a comment, a docstring or whitespace moves no hash; the words of a note for review are in
+a module of words that no hash covers (grader/provenance.py ``WORDING``, seam/words.py), so
+rewording one moves none either. A string in code (a name the review looks for, a message built
+in a function) is in the tree and does. The registry part and data files are hashed as text.
 """
 
 import ast
@@ -28,7 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from grader.paths import REFERENCE, ROOT, SEAM, problem_file
-from grader.provenance import graded_files
+from grader.provenance import graded_files, syntax
 from grader.scaffold import REGISTRY, registry_lines
 from seam.problems import LAYOUT, owner
 from tests.self.imports import graph, modules
@@ -128,21 +131,11 @@ def _imported_modules(module: Path) -> set[Path]:
     return seen
 
 
-@lru_cache(maxsize=4096)
-def _syntax(data: bytes) -> bytes:
-    """A Python file's syntax tree, without comments, layout or line numbers (its bytes if it
-    does not parse)."""
-    try:
-        return ast.dump(ast.parse(data)).encode()
-    except (SyntaxError, ValueError):
-        return data
-
-
 def _content(path: Path, problem: str) -> bytes:
     if path == ROOT / REGISTRY:
         return registry_part(path.read_text(), problem).encode()
     if path.suffix == ".py" and not path.is_relative_to(REFERENCE):
-        return _syntax(path.read_bytes())
+        return syntax(path.read_bytes())
     return path.read_bytes()
 
 

@@ -82,8 +82,10 @@ def test_the_scaffold_writes_exactly_the_layouts_files(fake):
     left = "\n".join(done.todo)
     assert all(str(path) in left for _, path in files(NAME).items())
     assert "python -m grader snapshots" in left and "python -m grader rubric --write" in left
-    # it ends with the one mutation run the problem needs, then the fast loop (not the whole suite)
-    assert done.todo[-2].startswith(f"mutation-test it: python -m tests.self.mutation {NAME} ")
+    # it ends with the one mutation run the problem needs, recording the tests hash, then the fast
+    # loop (not the whole suite)
+    assert done.todo[-3].startswith(f"mutation-test it: python -m tests.self.mutation {NAME} ")
+    assert "python -m grader history --record --why" in done.todo[-2]
     assert done.todo[-1].endswith(f": {FAST_LOOP}") and "tests/self" not in " ".join(done.todo[-3:])
     # the registry: the problem last (its number the next), a NO_RULE line, nothing else changed
     after = (fake / REGISTRY).read_text()

@@ -241,6 +241,24 @@ def test_flaky_tests_and_what_a_regrade_changed():
                                                               "before": "failed", "after": "passed"}]}]
 
 
+def test_a_regrade_matches_tests_by_id_not_by_their_number():
+    """A test added before the others shifts their numbers: the regrade compares each test with
+    itself (its id), so the upload's two failed tests, renumbered, did not flip (by number, 3.2
+    would read failed -> passed); a test new since is no flip either (counted over tests that ran
+    both times)."""
+    ids = lambda tests, names: [{**t, "extra_data": {**t["extra_data"], "test": f"tests/public/test_flops.py::{n}"}}
+                                for t, n in zip(tests, names)]
+    before = ids(_tests_for("flops", [True, False, False]), ["t1", "t2", "t3"])
+    after = ids(_tests_for("flops", [True, True, False, False]), ["t1", "t_new", "t2", "t3"])
+    students = [{"key": "a", "status": "graded", "who": [], "code": {}, "results": {"score": 2.0, "tests": after},
+                 "previous": {"why": "other grader or tests", "results": {"score": 1.0, "tests": before}}}]
+    assert build(students)["regrades"] == []
+    after[1]["status"], after[1]["score"] = "failed", 0.0  # t_new failed, and t2 now passes
+    after[2]["status"], after[2]["score"] = "passed", 1.0
+    [row] = build(students)["regrades"]
+    assert row["flipped"] == [{"number": "3.3", "name": "flops: test 3", "before": "failed", "after": "passed"}]
+
+
 def test_an_archived_solution_is_compared_and_shown_beside_the_copy(tmp_path):
     """--archive: last term's solution (an alternative) is found in this term's disguised copy of it."""
     from grader.classreport import write

@@ -1,9 +1,11 @@
 """The rubric history: the static reading of the tests (grader/history/facts.py) on small trees
 made here, what a change set records (diff.py) and how it reads, and why a moved score moved."""
 
+import json
 import textwrap
 
 from grader.history.diff import compose, diff, what
+from grader.history import student
 from grader.history.explain import moved_scores
 from grader.history.facts import extract
 
@@ -148,24 +150,77 @@ def test_change_sets_compose_into_one_line(tmp_path):
     assert composed[T + "test_adamw"]["why"] == ["more weight", "looser"]
 
 
-def _results(tests_hash: str, scores: dict) -> dict:
-    return {"score": sum(scores.values()), "extra_data": {"grader": {"version": "1", "tests": tests_hash}},
-            "tests": [{"name": f"{p}: a test", "number": f"{i}.1", "score": s, "max_score": 3, "status": "passed"}
-                      for i, (p, s) in enumerate(scores.items(), 1)]}
+def _results(tests_hash: str, tests: dict) -> dict:
+    """A results.json graded with ``tests_hash``: test id -> (score, max_score), numbered in order."""
+    rows = [{"name": f"{t.partition('::')[0].rpartition('test_')[2][:-3]}: {t.partition('::')[2]}",
+             "number": f"1.{i}", "score": s, "max_score": m, "status": "passed" if s == m else "failed",
+             "extra_data": {"test": t, "functions": []}} for i, (t, (s, m)) in enumerate(tests.items(), 1)]
+    return {"score": sum(r["score"] for r in rows), "extra_data": {"grader": {"version": "1", "tests": tests_hash}},
+            "tests": rows}
 
 
-def test_a_moved_score_names_the_changed_tests_of_its_problem(tmp_path):
-    a, b = tree(tmp_path / "a"), tree(tmp_path / "b", TESTS.replace("points(2)", "points(3)"))
-    other = "tests/public/test_flops.py::test_f"
-    changes = diff(a, b)
-    changes["tests"][other] = {"code": ["test body"]}
-    record = {"entries": [{"tests": "aaaaaaaa", "why": "first", "changes": diff(None, a)},
-                          {"tests": "bbbbbbbb", "why": "2 -> 3 points", "changes": changes}]}
-    before, after = _results("aaaaaaaa", {"optim": 2, "flops": 1}), _results("bbbbbbbb", {"optim": 3, "flops": 1})
+def _record(tmp_path) -> dict:
+    """Two recorded hashes: test_adamw's points 2 -> 3, and test_state's body changed."""
+    a = tree(tmp_path / "a")
+    b = tree(tmp_path / "b", TESTS.replace("points(2)", "points(3)").replace('"state", rtol', '"state!", rtol'))
+    return {"entries": [{"tests": "aaaaaaaa", "why": "first", "changes": diff(None, a)},
+                        {"tests": "bbbbbbbb", "why": "more weight; a stricter state check", "changes": diff(a, b)}]}
+
+
+def test_a_moved_score_names_the_changed_tests_whose_verdict_moved_for_this_upload(tmp_path):
+    """The class report's "why the tests changed" credits an upload only with a changed test whose
+    verdict or points moved for it: test_state changed, but this upload failed it both times."""
+    record = _record(tmp_path)
+    before = _results("aaaaaaaa", {T + "test_adamw": (2, 2), T + "test_state": (0, 1), T + "test_unrelated": (1, 1)})
+    after = _results("bbbbbbbb", {T + "test_adamw": (3, 3), T + "test_state": (0, 1), T + "test_unrelated": (1, 1)})
     assert moved_scores(before, after, record) == [
-        {"test": T + "test_adamw", "what": "points 2 -> 3", "why": "2 -> 3 points"}]  # flops did not move
-    assert moved_scores(before, _results("aaaaaaaa", {"optim": 3, "flops": 1}), record) == []  # same tests
-    assert moved_scores(_results("cccccccc", {"optim": 2}), after, record) == []  # an unrecorded hash
+        {"test": T + "test_adamw", "what": "points 2 -> 3", "why": "more weight; a stricter state check"}]
+    same = _results("aaaaaaaa", {T + "test_adamw": (0, 2), T + "test_state": (0, 1), T + "test_unrelated": (1, 1)})
+    assert moved_scores(before, same, record) == []  # same tests: the upload moved, not the tests
+    assert moved_scores(_results("cccccccc", {}), after, record) == []  # an unrecorded hash
+
+
+def test_history_of_one_upload_says_why_each_test_moved(tmp_path):
+    """`history BEFORE AFTER`: each test whose verdict or points moved, with its cause (the test
+    changed, its points, a new test, the upload), matched by test id, not by number (a test added
+    before another shifts its number); a test that moved nothing is not named."""
+    record = _record(tmp_path)
+    before = _results("aaaaaaaa", {T + "test_adamw": (2, 2), T + "test_state": (1, 1), T + "test_unrelated": (0, 1)})
+    after = _results("bbbbbbbb", {T + "test_new": (1, 1), T + "test_adamw": (3, 3), T + "test_state": (0, 1),
+                                  T + "test_unrelated": (1, 1)})
+    got = {m["test"].partition("::")[2]: (m["cause"], m["before"], m["after"], m["delta"])
+           for m in student.moved_tests(before, after, record)}
+    assert got == {"test_new": ("added", "absent", "passed", 1.0), "test_adamw": ("points", "passed", "passed", 1.0),
+                   "test_state": ("test changed", "passed", "failed", -1.0),
+                   "test_unrelated": ("not the test", "failed", "passed", 1.0)}
+    said = student.lines(before, after, record)
+    assert said[0] == "score 3 -> 5 (+2): 4 test(s) moved"
+    assert any("optim: test_state: passed -> failed (-1): the test changed: checking code changed (test body) "
+               "(why: more weight; a stricter state check)" in line for line in said), said
+    # the same upload graded twice with the same tests: the run differed
+    again = _results("aaaaaaaa", {T + "test_adamw": (0, 2), T + "test_state": (1, 1), T + "test_unrelated": (0, 1)})
+    assert [m["cause"] for m in student.moved_tests(before, again, record, same_upload=True)] == ["run differed"]
+    assert student.lines(before, before, record)[0].endswith("no test's verdict or points moved")
+
+
+def test_history_of_two_batch_outputs_and_of_a_regraded_student(tmp_path, capsys):
+    """The command reads two batch outputs (each student graded in both, the upload's fingerprint
+    telling an upload changed from a run that differed) and one student's folder with previous.json."""
+    from grader.cli import main
+    for out, score, upload in (("last", 2, "u1"), ("now", 0, "u1")):
+        folder = tmp_path / out / "students" / "ada"
+        folder.mkdir(parents=True)
+        (folder / "results.json").write_text(json.dumps(_results("aaaaaaaa", {T + "test_adamw": (score, 2)})))
+        (folder / "student.json").write_text(json.dumps({"key": "ada", "upload": upload}))
+    assert main(["history", str(tmp_path / "last"), str(tmp_path / "now")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ada: score 2 -> 0 (-2): 1 test(s) moved") and "the run differed" in out
+    regraded = tmp_path / "now" / "students" / "ada"
+    (regraded / "previous.json").write_text(json.dumps({"why": "x", "results": _results("aaaaaaaa", {T + "test_adamw": (2, 2)})}))
+    assert main(["history", str(regraded)]) == 0
+    assert capsys.readouterr().out.startswith("ada: score 2 -> 0 (-2)")
+    assert main(["history", str(tmp_path / "last"), str(tmp_path / "nowhere")]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
 
 
 # ---- the command line, on this repository's own record ------------------------------------------
@@ -182,7 +237,7 @@ def test_history_of_a_results_json_names_each_changed_test(tmp_path):
     from tests.self.shared import cli
     before, after = _two_recorded()
     path = tmp_path / "results.json"
-    path.write_text(__import__("json").dumps(_results(before["tests"], {"optim": 1})))
+    path.write_text(__import__("json").dumps(_results(before["tests"], {})))
     proc = cli("history", path, "--until", after["tests"])
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
@@ -234,10 +289,13 @@ def test_a_regrade_across_a_change_of_the_tests_says_why_in_the_class_report():
     from grader.history.record import load
     before, after = _two_recorded()
     moved = sorted({t.split("/test_")[1].split(".py")[0] for t in after["changes"]["tests"]})[0]
-    old, new = _results(before["tests"], {moved: 1, "scaling": 2}), _results(after["tests"], {moved: 2, "scaling": 2})
+    *changed, failed_twice = [t for t in after["changes"]["tests"] if f"/test_{moved}.py::" in t]
+    assert changed, "pick a pair of entries with two changed tests of one problem"
+    old = _results(before["tests"], {**{t: (0, 1) for t in changed}, failed_twice: (0, 2)})
+    new = _results(after["tests"], {**{t: (1, 1) for t in changed}, failed_twice: (0, 2)})
     [row] = regrades([{"key": "ada", "results": new, "previous": {"why": "other grader or tests", "results": old}}])
-    assert {t["test"] for t in row["tests_changed"]} == {
-        t for t in after["changes"]["tests"] if f"/test_{moved}.py::" in t}
+    # a changed test of the problem that moved, failed both times, is not credited with the move
+    assert {t["test"] for t in row["tests_changed"]} == set(changed)
     assert all(t["why"] == after["why"] for t in row["tests_changed"])
     page = _tests_changed([row], lambda key: key.upper())
     assert "Why the tests changed" in page and "ADA" in page and row["tests_changed"][0]["test"] in page
@@ -258,3 +316,38 @@ def test_grades_of_this_checkout_before_its_hash_is_recorded_changed_nothing(mon
     assert code == 0 and lines[0] == f"tests hash {current} is this checkout's own: no graded test changed since"
     assert lines[-1].startswith(f"note: this checkout's tests hash {current} is not recorded")
     assert explain.run("0123456789abcdef")[0] == 1   # a hash neither recorded nor this checkout's
+
+
+def test_an_entry_recorded_before_its_commit_is_named_by_that_commit_once_committed(tmp_path, monkeypatch):
+    """`history --record` writes an entry before the commit that carries it (its ``commit`` is
+    null): once committed, `history` names the commit that first wrote the hash, not "not
+    committed"."""
+    import subprocess
+    from grader.history import explain, record
+    path = tmp_path / "rubric_history.json"
+    monkeypatch.setattr(record, "RECORD", path)
+    git = lambda *a: subprocess.run(["git", "-C", str(tmp_path), "-c", "user.email=a@b", "-c", "user.name=a", *a],
+                                    check=True, capture_output=True, text=True).stdout.strip()
+    git("init", "-q")
+    entry = {"tests": "0123abcd0123abcd", "commit": None, "date": "2026-01-02"}
+    path.write_text(json.dumps({"entries": [entry]}))
+    explain.committed_in.cache_clear()
+    assert explain._entry_line(entry) == "0123abcd0123abcd (not committed, 2026-01-02)"
+    git("add", "-A")
+    git("commit", "-qm", "recorded")
+    explain.committed_in.cache_clear()
+    assert explain._entry_line(entry) == f"0123abcd0123abcd ({git('log', '-1', '--format=%h')}, 2026-01-02)"
+    explain.committed_in.cache_clear()
+
+
+def test_a_grade_from_before_results_json_kept_test_ids_is_matched_by_name(tmp_path):
+    """Last term's results.json holds no test ids: both grades are matched by name, so no test
+    reads as gone and added; one with ids on both sides is matched by id, its number shifted."""
+    record = _record(tmp_path)
+    after = _results("bbbbbbbb", {T + "test_new": (1, 1), T + "test_adamw": (3, 3)})
+    before = _results("aaaaaaaa", {T + "test_adamw": (2, 2)})
+    old = {**before, "tests": [{k: v for k, v in t.items() if k != "extra_data"} for t in before["tests"]]}
+    assert [(m["test"], m["cause"]) for m in student.moved_tests(old, after, record)] == [
+        (T + "test_new", "added"), (T + "test_adamw", "points")]
+    assert [(m["test"], m["cause"]) for m in student.moved_tests(before, after, record)] == [
+        (T + "test_new", "added"), (T + "test_adamw", "points")]

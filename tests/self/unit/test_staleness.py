@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from grader import provenance
 from grader.paths import REFERENCE, ROOT, STUBS
 from seam.problems import PROBLEMS
 from tests.self import regen
@@ -47,24 +48,42 @@ def test_plan_keeps_what_cannot_move_and_reruns_the_rest(monkeypatch):
                              "full": ["timed", "broke", "hole", "edited", "new"]}
 
 
-def test_a_comment_moves_no_hash_and_a_message_moves_only_what_imports_it(monkeypatch):
-    """A comment in seam/review.py leaves every hash; a message in it moves every problem's (every
-    grade imports it); a message in seam/check.py, which no grade imports, moves none."""
-    before = {p: inputs.tests_hash(p) for p in PROBLEMS}
+def _hashes() -> dict:
+    """Every hash a record or a grade is judged by: the tests hash results.json and the rubric's
+    history carry (grader/provenance.py), and per problem the mutation record's, which the
+    behaviour record's includes (tests/self/behaviour.py ``inputs_hash``)."""
+    return {"tests": provenance.tests_hash.__wrapped__(), **{f"mutation {p}": inputs.tests_hash(p) for p in PROBLEMS}}
+
+
+def test_words_move_no_hash_and_a_number_or_a_message_in_code_moves_what_imports_it(monkeypatch):
+    """Rewording a note for review (seam/words.py), a docstring or a comment restales no record
+    and regrades no class; a number in a formula of the graded machinery (tests/checks.py's
+    tolerance) or a string in code moves the hashes of what imports it; a message in seam/check.py,
+    which no grade imports, moves no problem's record."""
+    before = _hashes()
     read = Path.read_bytes
 
-    def edited(name: str, old: bytes, new: bytes):
-        assert old in read(ROOT / "seam" / name), f"seam/{name} no longer has {old!r}: pick another line"
+    def edited(name: str, old: bytes, new: bytes) -> set[str]:
+        assert old in read(ROOT / name), f"{name} no longer has {old!r}: pick another line"
 
         def read_bytes(self):
             data = read(self)
-            return data.replace(old, new, 1) if self == ROOT / "seam" / name else data
+            return data.replace(old, new, 1) if self == ROOT / name else data
         monkeypatch.setattr(Path, "read_bytes", read_bytes)
-        return {p for p in PROBLEMS if inputs.tests_hash(p) != before[p]}
+        now = _hashes()
+        return {k for k in before if now[k] != before[k]}
 
-    assert edited("review.py", b"\nKINDS = {", b"\n# a comment\nKINDS = {") == set()
-    assert edited("review.py", b"(importlib, pydoc.locate, ", b"(importlib or pydoc.locate, ") == set(PROBLEMS)
-    assert edited("check.py", b"no such file or folder", b"not found") == set()
+    def every(*kinds: str) -> set[str]:
+        return {k for k in before if k.split()[0] in kinds}
+
+    assert edited("seam/review.py", b"\nKINDS = {", b"\n# a comment\nKINDS = {") == set()
+    assert edited("seam/words.py", b"(importlib, pydoc.locate, ", b"(importlib or pydoc.locate, ") == set()
+    assert edited("seam/words.py", b"another thread started", b"a second thread began") == set()
+    assert edited("seam/honest.py", b'"""', b'"""Reworded. ') == set()  # the module's docstring
+    assert edited("tests/checks.py", b"ROUNDING = dict(rtol=1e-12)", b"ROUNDING = dict(rtol=1e-11)") == every(
+        "tests", "mutation")
+    assert edited("seam/review.py", b'"threads", "profilers",', b'"threads", "profiler",') == every("tests", "mutation")
+    assert edited("seam/check.py", b"no such file or folder", b"not found") == {"tests"}
     assert all(ROOT / "seam/check.py" not in inputs.hashed_files(p) for p in PROBLEMS)
 
 
@@ -121,6 +140,7 @@ def test_regen_runs_the_stale_steps_in_order_judging_each_after_the_ones_before(
                         touch(second)),
              regen.Step("third", lambda: [], lambda stale, jobs: ["python", "-c", "raise SystemExit(3)"]))
     monkeypatch.setattr(regen, "STEPS", steps)
+    monkeypatch.setattr(regen, "unrecorded", lambda: None)
     said = []
     assert regen.regenerate(1, say=said.append) == 0
     assert first.exists() and second.exists()
@@ -140,5 +160,24 @@ def test_regen_stops_at_a_step_its_command_leaves_stale(monkeypatch):
 
 def test_regen_check_names_the_command(monkeypatch, capsys):
     monkeypatch.setattr(regen, "STEPS", (regen.Step("late", lambda: ["one"], lambda s, j: []),))
+    monkeypatch.setattr(regen, "unrecorded", lambda: None)
     assert regen.main(["--check"]) == 1
     assert capsys.readouterr().out == "late: one\nstale: run `python -m tests.self.regen`\n"
+
+
+def test_regen_says_to_record_a_tests_hash_the_history_lacks(monkeypatch, capsys):
+    """Every record current, but the tests hash moved and is not recorded: `--check` exits 1 with
+    the command that records it, and a regeneration ends with the same line."""
+    from grader import provenance
+    from grader.history import record
+    monkeypatch.setattr(regen, "STEPS", (regen.Step("done", lambda: [], lambda s, j: []),))
+    monkeypatch.setattr(provenance, "tests_hash", lambda: "feedfacefeedface")
+    monkeypatch.setattr(record, "load", lambda: {"entries": [{"tests": "0123456789abcdef"}]})
+    assert regen.main(["--check"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "history: the tests hash is now feedfacefeedface, which tests/rubric_history.json does not record: "
+        f"run `{regen.RECORD_COMMAND}`")
+    said = []
+    assert regen.regenerate(1, say=said.append) == 0 and said[-1].startswith("history: the tests hash is now")
+    monkeypatch.setattr(record, "load", lambda: {"entries": [{"tests": "feedfacefeedface"}]})
+    assert regen.main(["--check"]) == 0
