@@ -78,7 +78,7 @@ def test_what_hung_or_crashed_is_listed_by_student():
     assert lines[2:4] == [
         "  Grace Hopper (s1): flops.matmul_flops: it timed out ×2; flops.py: kills the worker: 1 points lost",
         "  Edsger Dijkstra (s3): the grading crashed (the job was killed (signal 9)): no grade yet, run the batch "
-        "again: 3 points"], lines
+        "again: 3 points not graded"], lines
     page = render(report, {})
     assert '<h2 id="incidents">Did not import, timeouts and crashes</h2>' in page and "Grace Hopper (s1)" in page
     assert "it timed out ×2" in page and "the job was killed (signal 9)" in page
