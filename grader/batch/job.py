@@ -102,15 +102,16 @@ def main() -> int:
             current = task["key"]  # (until its answer is sent: an interruption names them)
             out = Path(task["out"])
             out.mkdir(parents=True, exist_ok=True)
+            record = out / f"pytest-{pass_label(the_pass)}.json"
+            partial = out / f".{record.name}.partial"
+            # (before the lock: from the lock on, the only way out is the ``finally`` that drops it)
+            student = {"key": task["key"], "students": task["students"], "passes": [the_pass],
+                       "upload": task["upload"], "grader": stamp()}
             held = _lock(out)
             if held is None:  # a grader of another run is on this student now: theirs to finish
                 reply.write(json.dumps({"key": task["key"], "status": "busy", "seconds": 0.0}) + "\n")
                 continue
-            record = out / f"pytest-{pass_label(the_pass)}.json"
-            partial = out / f".{record.name}.partial"
             started = time.monotonic()
-            student = {"key": task["key"], "students": task["students"], "passes": [the_pass],
-                       "upload": task["upload"], "grader": stamp()}
             try:
                 with zygotes.one() as zygote:
                     results, status = grade_one(Path(task["path"]), setup, quiet=True, hide=hide,

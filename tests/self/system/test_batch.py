@@ -295,7 +295,7 @@ def test_cpu_pass_and_gpu_pass_merge_into_one_full_grade(tmp_path, monkeypatch):
     assert got["output"].splitlines()[0] == want["output"].splitlines()[0]  # one score line, one code
     assert not got["output"].splitlines()[0].endswith(")")                   # nothing "not run" left
     assert got["extra_data"]["grader"] == want["extra_data"]["grader"] == stamp()
-    assert set(got["extra_data"]) == set(want["extra_data"]) == {"grader", "notes"}   # no rule broken
+    assert set(got["extra_data"]) == set(want["extra_data"]) == {"grader", "notes", "files"}   # no rule broken
     assert got["extra_data"]["notes"][-1] == "joined from the passes: gpu-only-optim, gpu-skip-optim"
     report = (merged / "students" / "ada" / "report.txt").read_text()
     assert report == render_table(got) + "\n" and report.rstrip().endswith(got["output"].splitlines()[0])
@@ -530,7 +530,7 @@ def test_version_and_what_a_ta_reads(graded):
         assert student["upload"] == ("absent" if folder.name == "submission_1006" else fingerprint(
             root / "assignment_42_export" / folder.name))
         results = read_json(folder / "results.json")
-        assert results["extra_data"]["grader"] == stamp() and set(results["extra_data"]) == {"grader", "notes"}
+        assert results["extra_data"]["grader"] == stamp() and set(results["extra_data"]) == {"grader", "notes", "files"}
         assert (folder / "report.txt").read_text() == render_table(results) + "\n"
     summary = proc.stderr[proc.stderr.index("class: "):].splitlines()
     assert summary[0].startswith("class: 6 upload(s) (3 graded, 1 ambiguous, 1 empty, 1 not found); mean ")
