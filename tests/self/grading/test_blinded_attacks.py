@@ -19,7 +19,7 @@ import pytest
 
 from grader.batch.output import class_summary, read_json
 from seam.problems import files
-from tests.self.shared import available_modes, cli
+from tests.self.shared import cli, route_modes
 from tests.self.shortcuts import stub_definition
 from tests.self.submissions import reference_text, reference_with
 
@@ -188,7 +188,7 @@ def deleted(tmp_path_factory) -> dict[str, float]:
     return _by_problem(read_json(out))
 
 
-@pytest.mark.parametrize("mode", available_modes(process=True))
+@pytest.mark.parametrize("mode", route_modes())
 def test_a_blinded_shortcut_earns_nothing_and_is_a_note_naming_the_student(mode, deleted, tmp_path):
     klass, out = tmp_path / "class", tmp_path / "out"
     for name, attacks in UPLOADS.items():

@@ -1,5 +1,6 @@
 """Routes around the evidence, written by an attacker who reads the seam, graded through `batch` in
-every isolation mode this machine offers. None leaves a note in its text (every telling name is
+the default isolation mode (every mode this machine offers with GRADER_ALL_MODES=1, tests/self/shared.py
+route_modes). None leaves a note in its text (every telling name is
 made at run time, where the static review cannot read it); each either scores no more than the
 same upload with the route deleted, or is a note naming the student, seen in the worker's record
 of what ran (seam/audit.py), which the student's code can neither remove nor edit.
@@ -22,7 +23,7 @@ import pytest
 
 from grader.batch.output import class_summary, read_json
 from seam.problems import files
-from tests.self.shared import available_modes, cli
+from tests.self.shared import cli, route_modes
 from tests.self.shortcuts import stub_definition
 from tests.self.submissions import reference_text, reference_with
 
@@ -238,7 +239,7 @@ def test_the_routes_hide_from_the_text():
         assert review.scan_source(text_only, files(problem).module.name) == [], route
 
 
-@pytest.mark.parametrize("mode", available_modes(process=True))
+@pytest.mark.parametrize("mode", route_modes())
 def test_a_route_around_the_evidence_earns_nothing_unseen(mode, deleted, tmp_path):
     klass, out = tmp_path / "class", tmp_path / "out"
     for name, routes in UPLOADS.items():
