@@ -109,12 +109,11 @@ def _digests(paths) -> list[bytes]:
         out.append(bytes.fromhex(value))
     if fresh:
         try:
+            from .files import write_atomically
             CACHE.parent.mkdir(parents=True, exist_ok=True)
             keep = {k: v for k, v in known.items() if isinstance(v, str)}
             keep = dict(list(keep.items())[-4096:])  # bounded: old trees' files go first
-            temp = CACHE.with_name(f".{CACHE.name}.{os.getpid()}")
-            temp.write_text(json.dumps({**keep, **fresh}))
-            os.replace(temp, CACHE)
+            write_atomically(CACHE, json.dumps({**keep, **fresh}))
         except OSError:
             pass
     return out
