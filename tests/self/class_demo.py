@@ -23,13 +23,13 @@ import json
 import tempfile
 from pathlib import Path
 
-from grader.batch.output import RESULTS, STUDENTS, read_json, write_json
+from grader.batch.output import RESULTS, STUDENTS, read_json
 from grader.classreport import REPORT_HTML, REPORT_JSON, write
 from grader.classreport.similarity import REFERENCE_NAME
 from seam import review
 from seam.problems import RULED, touched
 from tests.self.browser import screenshot
-from tests.self.synthetic_class import disguise, grade_variants, make_class, variants, write_batch
+from tests.self.synthetic_class import edit_results, disguise, grade_variants, make_class, variants, write_batch
 
 WRONG_PROBLEM = "flops"
 SIZE = 30
@@ -67,14 +67,6 @@ def plant_copy(students) -> tuple[str, str, str]:
     return problem, author.key, copier.key
 
 
-def _edit_results(out: Path, key: str, change) -> None:
-    path = out / STUDENTS / key / RESULTS
-    results = read_json(path)
-    change(results)
-    results["score"] = sum(t["score"] for t in results["tests"])
-    write_json(path, results)
-
-
 def plant_timeout(out: Path, key: str) -> str:
     """The student's first optim function timed out: its tests failed, the incident recorded as
     the sandbox records one; returns the function."""
@@ -86,7 +78,7 @@ def plant_timeout(out: Path, key: str) -> str:
             if function in t["extra_data"]["functions"]:
                 t.update(status="failed", score=0.0, output=f"{function}: it timed out (the time limit per call)")
         r.setdefault("extra_data", {})["incidents"] = {function: ["it timed out"]}
-    _edit_results(out, key, change)
+    edit_results(out, key, change)
     return function
 
 
@@ -100,7 +92,7 @@ def plant_note(out: Path, key: str, problem: str = "flops") -> dict:
     tests = read_json(out / STUDENTS / key / RESULTS)["tests"]
     noted = {**notes[0], "at_stake": sum(t["max_score"] for t in tests if t["tags"] == [problem]
                                          and touched(t["extra_data"]["functions"], RULED))}
-    _edit_results(out, key, lambda r: r.setdefault("extra_data", {}).setdefault("review", []).append(noted))
+    edit_results(out, key, lambda r: r.setdefault("extra_data", {}).setdefault("review", []).append(noted))
     return noted
 
 

@@ -37,7 +37,7 @@ from grader.batch.output import RESULTS, STUDENT, STUDENTS, read_json, write_jso
 from grader.report import charge
 from seam.problems import PROBLEMS, RULED, touched
 from seam.review import scan_source
-from tests.self.synthetic_class import grade_variants, make_class, variants, write_batch
+from tests.self.synthetic_class import edit_results, grade_variants, make_class, variants, write_batch
 
 SIZE, PARTIAL, CHARGED = 125, 40, 9
 KILL = ("\nimport os, signal\ndef _gone():\n    os.kill(os.getppid(), signal.SIGKILL)\n")
@@ -54,19 +54,11 @@ def _load(cache: Path | None):
     pool = variants()
     if cache is not None and cache.is_file():
         raw = json.loads(cache.read_text())
-        return pool, {tuple(k.split("\t")): v for k, v in raw.items()}
+        return pool, {tuple(k.split("\n", 1)): v for k, v in raw.items()}
     graded = grade_variants(pool, Path(tempfile.mkdtemp()))
     if cache is not None:
-        cache.write_text(json.dumps({f"{p}\t{label}": v for (p, label), v in graded.items()}))
+        cache.write_text(json.dumps({f"{p}\n{label}": v for (p, label), v in graded.items()}))
     return pool, graded
-
-
-def _edit(out: Path, key: str, change) -> None:
-    path = out / STUDENTS / key / RESULTS
-    results = read_json(path)
-    change(results)
-    results["score"] = sum(t["score"] for t in results["tests"])
-    write_json(path, results)
 
 
 def _fail(tests: list[dict], problem: str, output: str) -> None:
@@ -124,9 +116,9 @@ def build_class(out: Path, graded: dict, pool: list, size: int = SIZE, seed: int
             if k in wrong_files:
                 for p in PROBLEMS:
                     _fail(r["tests"], p, "AssertionError: expected the handout's value")
-        _edit(out, k, change)
+        edit_results(out, k, change)
     for k in stubs:
-        _edit(out, k, lambda r: [_fail(r["tests"], p, "NotImplementedError") for p in PROBLEMS])
+        edit_results(out, k, lambda r: [_fail(r["tests"], p, "NotImplementedError") for p in PROBLEMS])
     for i, k in enumerate(charged):
         function = ruled[i % len(ruled)]
         planted[k] = f"charged: {function}"
@@ -135,9 +127,9 @@ def build_class(out: Path, graded: dict, pool: list, size: int = SIZE, seed: int
             violations = {function: "a forbidden call (seen to run)"}
             charge(r["tests"], violations)
             r.setdefault("extra_data", {})["honest_work"] = violations
-        _edit(out, k, change)
+        edit_results(out, k, change)
     line = len(by_key[hostile["broken"]].texts["intensity"].splitlines())
-    _edit(out, hostile["broken"], lambda r: _fail(
+    edit_results(out, hostile["broken"], lambda r: _fail(
         r["tests"], "intensity", f"intensity.py could not be imported (SyntaxError: invalid syntax (intensity.py, "
                                  f"line {line}), at intensity.py:{line})"))
     killed = "the process was killed by SIGKILL, perhaps memory"
@@ -147,8 +139,8 @@ def build_class(out: Path, graded: dict, pool: list, size: int = SIZE, seed: int
             if touched(t.get("extra_data", {}).get("functions", ()), [function]):
                 t.update(score=0.0, status="failed", output=f"{function}: {how}")
         r.setdefault("extra_data", {})["incidents"] = {function: [how, how]}
-    _edit(out, hostile["killer"], lambda r: incident(r, "intensity.matmul_intensity", killed))
-    _edit(out, hostile["hang"], lambda r: incident(r, "optim.AdamW", "it timed out"))
+    edit_results(out, hostile["killer"], lambda r: incident(r, "intensity.matmul_intensity", killed))
+    edit_results(out, hostile["hang"], lambda r: incident(r, "optim.AdamW", "it timed out"))
     planted |= {k: f"hostile: {what}" for what, k in hostile.items()}
     for kind, k in noted.items():
         problem = NOTES[kind][0]
@@ -156,7 +148,7 @@ def build_class(out: Path, graded: dict, pool: list, size: int = SIZE, seed: int
         notes = [n for n in scan_source(text, f"{problem}.py") if n["kind"] == kind]
         assert notes, (kind, k)
         worth = sum(t["max_score"] for t in read_json(out / STUDENTS / k / RESULTS)["tests"] if t["tags"][0] == problem)
-        _edit(out, k, lambda r, notes=notes, worth=worth: r.setdefault("extra_data", {}).__setitem__(
+        edit_results(out, k, lambda r, notes=notes, worth=worth: r.setdefault("extra_data", {}).__setitem__(
             "review", [{**n, "at_stake": worth} for n in notes]))
     text = (out / STUDENTS / resume / "code" / "training.py").read_text()
     assert scan_source(text, "training.py") == [], "an honest checkpoint resume is no note"
