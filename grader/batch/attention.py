@@ -16,7 +16,6 @@ NEAR_ZERO = 0.10  # under this share of the points graded: "near zero", less tha
                   # problem's worth (the twelve problems are 5% to 12% of the points each). An
                   # upload that never imports, or is the wrong files, scores there; a student
                   # genuinely that low is worth a look anyway
-SHOWN = 5         # students named per kind in a summary line; the page's sections list them all
 
 # what an upload's status says about it, and what to do
 UNUSABLE = {"not found": "no submission found in the upload",
@@ -28,34 +27,6 @@ UNFINISHED = {"crashed": "the grading crashed", "interrupted": "the grading was 
 def graded_points(results: dict) -> float:
     """The points a grading graded: every test but those that did not run."""
     return sum(float(t["max_score"]) for t in results["tests"] if not not_run(t))
-
-
-def low(entries: list[tuple[str, str, dict | None]], stubs: frozenset[str] = frozenset(),
-        possible: float | None = None, unattempted: dict[str, tuple[int, int]] | None = None) -> list[dict]:
-    """Each upload at or near zero, from (key, status, results or None): unusable (its status),
-    graded under ``NEAR_ZERO`` of ``possible`` (the most points any grading graded, by default),
-    or one that left half or more of its problems unattempted (``unattempted``: key -> (problems
-    missing or the stub as given, problems graded): a partial upload, perhaps the wrong files,
-    whatever it scored on the rest). ``stubs``: the keys whose every module is the stub as
-    given. Each: student, why, score, possible (the points at stake)."""
-    if possible is None:
-        possible = max((graded_points(r) for _, _, r in entries if r), default=0.0)
-    out = []
-    for key, status, results in entries:
-        if status in UNUSABLE:
-            out.append({"student": key, "why": UNUSABLE[status], "score": 0.0, "possible": possible})
-            continue
-        if results is None or not possible:
-            continue
-        score = float(results["score"])
-        left, of = (unattempted or {}).get(key, (0, 0))
-        if score < NEAR_ZERO * possible:
-            why = "the stubs as given" if key in stubs else f"{score:g} of {possible:g} points"
-            out.append({"student": key, "why": why, "score": score, "possible": possible})
-        elif of and 2 * left >= of:
-            out.append({"student": key, "why": f"{left} of {of} problems missing or the stub as given; "
-                        f"{score:g} of {possible:g} points", "score": score, "possible": possible})
-    return out
 
 
 def _calls(test: dict, what: str) -> bool:
