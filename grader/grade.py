@@ -28,6 +28,7 @@ from .provenance import stamp
 from .report import build_results, render_table, to_come_note, write_results
 from .sandbox.limits import Limits
 from .sandbox.sandbox import Sandbox
+from .sandbox.template import Kept
 from .sandbox.zygote import Zygote
 from seam.upload import graded_files, locate
 from seam.problems import PROBLEMS
@@ -149,6 +150,12 @@ def check_options(options: Options, batch: bool = False) -> tuple[Setup | None, 
     return Setup(options, gpu_name, uuid, unknown_gpu, confinement), None
 
 
+# Where grade_one takes a zygote when its caller gives none: None, the sandbox starts its own, cold
+# (a command grades one upload); or a process's warm templates (template.py ``Kept``), set by a
+# process that grades many uploads one at a time: the project's suite (tests/self/conftest.py).
+KEPT: Kept | None = None
+
+
 def grade_one(submission: Path, setup: Setup, quiet: bool = False, hide: tuple[Path, ...] = (),
               record: Path | None = None, zygote: Zygote | None = None,
               notes: tuple[str, ...] = ()) -> tuple[dict, str]:
@@ -162,15 +169,18 @@ def grade_one(submission: Path, setup: Setup, quiet: bool = False, hide: tuple[P
     folder = located.folder or Path(tempfile.mkdtemp(prefix="grader-empty-"))
     graded = graded_files(located.folder) if located.folder else None  # what the sandbox copies
     files, file_lines = (graded.data(), graded.lines()) if graded else (None, [])  # (read before cleanup)
+    kept = (KEPT.zygote(setup.limits, setup.isolation, setup.uses_cuda, tuple(hide), setup.problems)
+            if zygote is None and KEPT is not None else contextlib.nullcontext(zygote))
     try:
-        sandbox = Sandbox(folder, setup.limits, isolation=setup.isolation, hide=tuple(hide),
-                          cuda=setup.uses_cuda, zygote=zygote, problems=setup.problems)
-        try:
-            sandbox.prewarm()
-            plugin = run_tests(sandbox, setup.gpu, setup.cuda, setup.time_limit, quiet,
-                               setup.problems, setup.unknown_gpu, record, gpu_uuid=setup.gpu_uuid)
-        finally:
-            sandbox.close()
+        with kept as zygote:
+            sandbox = Sandbox(folder, setup.limits, isolation=setup.isolation, hide=tuple(hide),
+                              cuda=setup.uses_cuda, zygote=zygote, problems=setup.problems)
+            try:
+                sandbox.prewarm()
+                plugin = run_tests(sandbox, setup.gpu, setup.cuda, setup.time_limit, quiet,
+                                   setup.problems, setup.unknown_gpu, record, gpu_uuid=setup.gpu_uuid)
+            finally:
+                sandbox.close()
     finally:
         for path in (located.cleanup, None if located.folder else folder):
             if path:

@@ -178,3 +178,37 @@ class Zygotes:
 
     def close(self) -> None:
         (self.template or self.shared).close()
+
+
+class Kept:
+    """Warm templates one process keeps across its grades, one per interpreter, thread cap and
+    optimizer warm-up (all a template's start reads): ``zygote(...)`` yields a fresh fork for one
+    grade, as a batch job's ``Zygotes.one`` does, or None where the mode cannot fork one (bwrap:
+    the grade starts its own, cold). For a process that grades many uploads one by one (the
+    project's own suite, tests/self/conftest.py): each grade still gets a zygote of its own, and a
+    template holds nothing of anyone's, so what a grade sees is what a batch's student sees."""
+
+    def __init__(self):
+        self.templates: dict[tuple, Template] = {}
+
+    @contextlib.contextmanager
+    def zygote(self, limits: Limits, isolation: Isolation, cuda: bool = False,
+               hide: tuple[Path, ...] = (), problems: list[str] | None = None):
+        if not isolation.spawns:
+            yield None
+            return
+        key = (isolation.python()[0], limits.threads, warms_optimizers(problems, cuda))
+        template = self.templates.get(key)
+        if template is None:
+            template = self.templates[key] = Template(limits, isolation, cuda, problems)
+            template.start()
+        zygote = Zygote(limits, isolation, cuda=cuda, hide=hide, problems=problems, template=template)
+        try:
+            yield zygote
+        finally:
+            zygote.close()
+
+    def close(self) -> None:
+        for template in self.templates.values():
+            template.close()
+        self.templates.clear()

@@ -74,3 +74,22 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("docker"):
             item.add_marker(pytest.mark.skip(reason=DOCKER_HOW))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def kept_templates():
+    """The suite grades hundreds of uploads, one at a time, in each test process: each grade
+    takes a fresh zygote forked from a warm template this process keeps (grader/grade.py
+    ``KEPT``), as a batch job's students do, instead of one that imports torch itself (3 s
+    of a 2-core suite's CPU per grade). The cold start keeps its own tests, which start their
+    Sandbox themselves: tests/self/grading/test_isolation_modes.py (each mode, cold and
+    from a template), test_grade.py's zygote tests, and every grade the suite runs as a command
+    in a process of its own (determinism, Gradescope, the batch's jobs)."""
+    from grader import grade
+    from grader.sandbox.template import Kept
+    grade.KEPT = kept = Kept()
+    try:
+        yield kept
+    finally:
+        grade.KEPT = None
+        kept.close()

@@ -214,3 +214,39 @@ def test_a_template_that_died_is_started_again_and_one_that_cannot_fork_is_said(
             one_student()
     finally:
         zygotes.close()
+
+
+def test_grades_in_one_process_share_a_template_never_a_zygote(tmp_path, monkeypatch):
+    """grader/grade.py ``KEPT`` (what the suite's own process sets): each grade's zygote is a
+    fresh fork of one kept template, closed with its grade, and the grades score as a cold one."""
+    from grader import grade as grading
+    from grader.sandbox import template as templates
+    from grader.sandbox.zygote import Zygote
+    kept, made = templates.Kept(), []
+    real = Zygote.__init__
+
+    def init(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        made.append(self)
+    monkeypatch.setattr(Zygote, "__init__", init)
+    monkeypatch.setattr(grading, "KEPT", kept)
+    try:
+        scores = []
+        for i in range(2):
+            out = tmp_path / f"r{i}.json"
+            assert grading.grade(REFERENCE, out, gpu="skip", quiet=True, problems=[VEHICLE]) == 0
+            scores.append(json.loads(out.read_text())["score"])
+        isolation = Isolation.detect()
+        if isolation.spawns:
+            [template] = kept.templates.values()
+            assert [z.template for z in made] == [template, template] and made[0] is not made[1]
+            assert all(not z.alive() and not z.root.exists() for z in made)  # closed with its grade
+            assert template.alive()
+        else:  # a mode whose zygote cannot be forked: each grade starts its own
+            assert not kept.templates and all(z.template is None for z in made)
+    finally:
+        kept.close()
+    monkeypatch.setattr(grading, "KEPT", None)
+    cold = tmp_path / "cold.json"
+    assert grading.grade(REFERENCE, cold, gpu="skip", quiet=True, problems=[VEHICLE]) == 0
+    assert scores == [json.loads(cold.read_text())["score"]] * 2 and scores[0] > 0
