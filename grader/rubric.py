@@ -248,8 +248,8 @@ def doc_parts(facts) -> list[tuple[Path, str, str, str, str]]:
     """The docs' generated parts: (page, start marker, end marker, what it says now, its name)."""
     return [(GRADING, SCORE_START, SCORE_END, reference_score_line(facts), "the example score line"),
             (HONEST, HOW_START, HOW_END, how_table(facts), "the table of how checks"),
-            (HONEST, RULES_START, RULES_END, rules_table(), "the table of honest-work rules"),
-            (HONEST, ROUTES_START, ROUTES_END, routes_table(), "the routes that remain"),
+            (HONEST, RULES_START, RULES_END, rules_table(facts), "the table of honest-work rules"),
+            (HONEST, ROUTES_START, ROUTES_END, routes_table(facts), "the routes that remain"),
             (DEPLOY, GRADESCOPE_START, GRADESCOPE_END, gradescope_figures(facts), "the Gradescope figures")]
 
 

@@ -65,11 +65,16 @@ ROUTES = (
 )
 
 
-def measured() -> dict:
+def measured(facts=None) -> dict:
     """tests/self/behaviour.py's record, function by function: {"tests": {test: points},
-    "how": [test], "taken": {shortcut: [test]}}; {} where it was not recorded."""
+    "how": [test], "taken": {shortcut: [test]}}; {} where it was not recorded. With ``facts``
+    (the collected tests, grader/rubric.py ``collect``), each test's points are its marker's now:
+    the record keeps which tests a shortcut passes, a verdict, and a change of points alone
+    re-runs no shortcut (its inputs hash leaves the markers' points out)."""
     record = json.loads(BEHAVIOUR.read_text()) if BEHAVIOUR.exists() else {}
-    return {f: entry for problem in record.values() for f, entry in problem["functions"].items()}
+    now = {(f.problem, f.nodeid.split("::")[-1]): f.points for f in facts or ()}
+    return {f: {**entry, "tests": {t: now.get((problem, t), points) for t, points in entry["tests"].items()}}
+            for problem, record_of in record.items() for f, entry in record_of["functions"].items()}
 
 
 def _tests(functions, record) -> dict[tuple[str, str], float]:
@@ -98,9 +103,9 @@ def kept(functions, record) -> str:
     return text + (f"; no shortcut measured for {', '.join(unmeasured)}" if unmeasured else "")
 
 
-def rules_table() -> str:
+def rules_table(facts=None) -> str:
     """One row per rule: its functions and points, and each thing that enforces it."""
-    record = measured()
+    record = measured(facts)
     lines = ["| rule | functions | points | not in the sandbox (seam/absent.py) | watched by "
              "| kept by the best shortcut with the watch blinded (measured) |", "|---|---|---|---|---|---|"]
     by_rule: dict[Rule, list[str]] = {}
@@ -114,10 +119,10 @@ def rules_table() -> str:
     return "\n".join(lines)
 
 
-def routes_table() -> str:
+def routes_table(facts=None) -> str:
     """Every route that remains, with the points it reaches and what its best measured shortcut
     keeps with the watch blinded (a route to every ruled function: what each rule keeps)."""
-    record = measured()
+    record = measured(facts)
     lines = ["| shortcut | why it is not seen | points it reaches: kept by the best measured shortcut |",
              "|---|---|---|"]
     for route in ROUTES:

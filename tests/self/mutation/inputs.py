@@ -23,6 +23,9 @@ edit to a comment, a docstring or whitespace moves no hash; the words of a note 
 a module of words that no hash covers (grader/provenance.py ``WORDING``, seam/words.py), so
 rewording one moves none either. A string in code (a name the review looks for, a message built
 in a function) is in the tree and does. The registry part and data files are hashed as text.
+A graded test file is hashed without its points markers' numbers (``unweighted``): points decide
+no mutant's verdict and no shortcut's, so a re-weighting restales neither record (the grades'
+tests hash, grader/provenance.py, does move: a class's scores do).
 """
 
 import ast
@@ -134,9 +137,30 @@ def _imported_modules(module: Path) -> set[Path]:
 def _content(path: Path, problem: str) -> bytes:
     if path == ROOT / REGISTRY:
         return registry_part(path.read_text(), problem).encode()
+    if path.suffix == ".py" and path.name.startswith("test_") and path.parent in TEST_FOLDERS:
+        return unweighted(path.read_bytes())
     if path.suffix == ".py" and not path.is_relative_to(REFERENCE):
         return syntax(path.read_bytes())
     return path.read_bytes()
+
+
+TEST_FOLDERS = {ROOT / "tests" / "public", ROOT / "tests" / "hidden"}
+
+
+def unweighted(data: bytes) -> bytes:
+    """A graded test file's ``syntax`` with each ``pytest.mark.points(...)`` marker's arguments
+    left out: a test's points decide no verdict (a mutant killed, the tests a shortcut passes),
+    so a re-weighting restales neither record; the rubric's tables read the points from the
+    markers (grader/trust.py ``measured``). Its bytes if it does not parse."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return data
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "points" \
+                and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "mark":
+            node.args, node.keywords = [], []
+    return syntax(ast.unparse(tree).encode())
 
 
 def tests_hash(problem: str) -> str:

@@ -84,6 +84,10 @@ def test_words_move_no_hash_and_a_number_or_a_message_in_code_moves_what_imports
         "tests", "mutation")
     assert edited("seam/review.py", b'"threads", "profilers",', b'"threads", "profiler",') == every("tests", "mutation")
     assert edited("seam/check.py", b"no such file or folder", b"not found") == {"tests"}
+    # a test's points: graded results move (the tests hash), no mutant's or shortcut's verdict
+    assert edited("tests/hidden/test_optim.py", b"@pytest.mark.points(2)", b"@pytest.mark.points(3)") == {"tests"}
+    assert edited("tests/hidden/test_optim.py", b"@pytest.mark.points(2)", b"@pytest.mark.skip") == {
+        "tests", "mutation optim"}
     assert all(ROOT / "seam/check.py" not in inputs.hashed_files(p) for p in PROBLEMS)
 
 

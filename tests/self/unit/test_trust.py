@@ -97,3 +97,19 @@ _BEYOND = {"dtypes.round_to": (f32([0.1, 1.7, -3.3]), E3M4), "dtypes.eps": (E3M4
            "intensity.matmul_intensity": (2 ** 40, 2 ** 40, 1, 2), "einops.attention_scores_flops": (1, 2 ** 64, 1, 1, 1),
            "adamw_accounting.adamw_step_flops": (config(100, 16, 2, 32, 4, 64), 2 ** 64),
            "adamw_accounting.training_days": (config(100, 16, 2, 32, 4, 64), 2 ** 64, 10, 19.5e12, 0.5)}
+
+
+def test_the_tables_take_each_tests_points_from_its_marker_now():
+    """The record keeps which tests a shortcut passes; the points are the markers' when the tables
+    are made, so a re-weighting reruns no shortcut (its inputs hash leaves the points out:
+    tests/self/unit/test_staleness.py) and the tables still say the new points."""
+    import dataclasses
+    from grader.rubric import collect
+    facts = collect()
+    record = trust.measured(facts)
+    function, entry = next((f, e) for f, e in record.items() if e["taken"])
+    test = next(iter(entry["tests"]))
+    moved = [dataclasses.replace(x, points=x.points + 5)
+             if (x.problem, x.nodeid.split("::")[-1]) == (function.split(".")[0], test) else x for x in facts]
+    assert trust.measured(moved)[function]["tests"][test] == entry["tests"][test] + 5
+    assert trust.rules_table(moved) != trust.rules_table(facts)
