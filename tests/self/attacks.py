@@ -53,14 +53,15 @@ def roofline_seconds(flops, bytes_moved, peak_flops, bandwidth):
 
 
 # Replies that cost the grader, not the worker (the red team's grader-memory-frames): with STUB_FUNCS, is_compute_bound
-# answers 2 million values in 6 MB (under the reply cap) and ridge_point the red team's 63 MB frame.
+# answers millions of values in a few MB (a batch of 24 cases: 2.4 million in 7 MB, half the reply
+# cap, so no size near the cap decides which limit speaks) and ridge_point the red team's 63 MB frame.
 # (Neither function has an honest-work rule: the import of seam makes every ruled function "not
 # checked", which would hide what the grader does with the reply.)
 REPLY_FLOOD = '''
-# (the reply channel is bound before student code, so the flood is sent as values: 200,000 empty
+# (the reply channel is bound before student code, so the flood is sent as values: 100,000 empty
 # lists a call, a batch of them under MAX_REPLY but over MAX_NODES; and a 63 MB frame, the red team's size)
 def is_compute_bound(intensity, peak_flops, bandwidth):
-    return [[]] * 200_000
+    return [[]] * 100_000
 def ridge_point(p, b):
     return "x" * 63_000_000
 '''
