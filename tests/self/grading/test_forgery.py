@@ -1,7 +1,10 @@
 """Honest-work verdicts the student's own code cannot forge: each class of attack that
 takes back a ruled point with one line, written as an attacker reading the seam would, graded
-through the sandbox (every isolation mode this machine offers): it scores as the shortcut left
-unwritten on the functions it attacked, and as the reference on every other test.
+through the sandbox: it scores as the shortcut left unwritten on the functions it attacked, and as
+the reference on every other test. Each class rests on no wall (the watch, the reply channel,
+seam/absent.py and the record are the same in every mode), so the suite grades them in the mode
+`auto` takes here, as the routes around the watch (tests/self/shared.py ``route_modes``);
+`GRADER_ALL_MODES=1` grades them in every mode this machine offers.
 
 - renaming: torch's Adam code is not in the sandbox under any name, and the watch names code by
   its file, never by ``__name__`` / ``__module__``;
@@ -19,7 +22,7 @@ import json
 import pytest
 
 from grader.grade import grade
-from tests.self.shared import available_modes
+from tests.self.shared import route_modes
 from tests.self.submissions import reference_text, reference_with
 
 pytestmark = pytest.mark.e2e
@@ -118,7 +121,7 @@ def _functions(test) -> list[str]:
     return (test.get("extra_data") or {}).get("functions", [])
 
 
-@pytest.mark.parametrize("mode", available_modes())
+@pytest.mark.parametrize("mode", route_modes())
 @pytest.mark.parametrize("attack", list(ATTACKS))
 def test_a_forged_verdict_scores_as_the_shortcut_unwritten(attack, mode, tmp_path):
     problem, attacked, appended = ATTACKS[attack]
