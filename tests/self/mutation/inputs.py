@@ -36,7 +36,7 @@ from pathlib import Path
 from grader.paths import REFERENCE, ROOT, SEAM, problem_file
 from grader.provenance import graded_files, syntax
 from grader.scaffold import REGISTRY, registry_lines
-from seam.problems import LAYOUT, owner
+from seam.problems import LAYOUT, folder, owner
 from tests.self.imports import graph, modules
 
 # The packages a grade's imports can reach in the repository (the project's own suite is not
@@ -144,7 +144,7 @@ def _content(path: Path, problem: str) -> bytes:
     return path.read_bytes()
 
 
-TEST_FOLDERS = {ROOT / "tests" / "public", ROOT / "tests" / "hidden"}
+TEST_FOLDERS = {ROOT / folder(kind) for kind in ("public_test", "hidden_test")}  # the layout's, not spelled here
 
 
 def unweighted(data: bytes) -> bytes:
