@@ -36,6 +36,7 @@ NUMPY_DTYPES = ("float64", "float32", "float16", "int64", "int32", "int16", "int
 
 
 MAX_DEPTH = 64
+_SCALARS = frozenset((bool, int, float, str))  # exact types only: a subclass takes the long way
 # A reply's size once parsed is bounded before it is parsed (``precount``): json.loads cannot be
 # interrupted, and a frame of "[[],[],...]" is millions of objects. The largest reply in a full
 # grade of the reference has ~31,000 nodes (4.3 MB); the cap leaves eight times that.
@@ -81,7 +82,7 @@ def to_plain(obj: Any, depth: int = 0) -> Any:
     if depth > MAX_DEPTH:
         raise Unsupported("value nested too deeply")
     t = type(obj)
-    if obj is None or t in (bool, int, float, str):
+    if obj is None or t in _SCALARS:
         return obj
     if isinstance(obj, np.generic):  # numpy scalars become plain Python numbers
         if isinstance(obj, np.bool_):
@@ -99,10 +100,13 @@ def to_plain(obj: Any, depth: int = 0) -> Any:
         return float.__float__(obj)
     if isinstance(obj, str):
         return str.__str__(obj)
+    # A scalar item is itself (the first test above), without a call: shapes, strides and lists of
+    # numbers are most of what crosses, a million items in a grade.
     if isinstance(obj, tuple):
-        return {"$t": [to_plain(v, depth + 1) for v in tuple.__iter__(obj)]}
+        return {"$t": [v if v is None or type(v) in _SCALARS else to_plain(v, depth + 1)
+                       for v in tuple.__iter__(obj)]}
     if isinstance(obj, list):
-        return [to_plain(v, depth + 1) for v in list.__iter__(obj)]
+        return [v if v is None or type(v) in _SCALARS else to_plain(v, depth + 1) for v in list.__iter__(obj)]
     if isinstance(obj, dict):
         out = {}
         for k, v in dict.items(obj):
@@ -168,17 +172,18 @@ def from_plain(node: Any, resolve_struct: Callable[[str, dict], Any] | None = No
     if depth > MAX_DEPTH:
         raise DecodeError("value nested too deeply")
     t = type(node)
-    if node is None or t in (bool, int, float, str):
+    if node is None or t in _SCALARS:
         return node
     if t is list:
-        return [from_plain(v, resolve_struct, depth + 1) for v in node]
+        return [v if v is None or type(v) in _SCALARS else from_plain(v, resolve_struct, depth + 1) for v in node]
     if t is not dict:
         raise DecodeError(f"unexpected JSON value of type {t.__name__}")
     if "$t" in node:
         items = node["$t"]
         if type(items) is not list:
             raise DecodeError("tuple payload must be a list")
-        return tuple(from_plain(v, resolve_struct, depth + 1) for v in items)
+        return tuple([v if v is None or type(v) in _SCALARS else from_plain(v, resolve_struct, depth + 1)
+                      for v in items])
     if "$dtype" in node:
         name = node["$dtype"]
         if name not in TORCH_DTYPES:
