@@ -10,7 +10,7 @@ from seam import InProcess
 from seam.problems import PROBLEMS
 from seam.problems import RULED
 from tests.self.bugs import all_bugs
-from tests.self.shared import once
+from tests.self.shared import graded_reference, once
 from tests.self.shortcuts import all_shortcuts
 
 BUGS = all_bugs()
@@ -42,19 +42,37 @@ def test_bug_loses_points_on_its_problem(bug, tmp_path):
             f"{bug.id!r}: a failure names {bug.mistake!r} in its text only: {[f.mistakes for f in lost]}")
 
 
-def _score(folder, problem: str, package: str):
+def _score(folder, problem: str, package: str, only: set[str]):
     impl = InProcess(folder, package=package)
-    facts = run_tests(impl, gpu="skip", cuda=False, time_limit=60, quiet=True, problems=[problem]).facts.values()
+    facts = run_tests(impl, gpu="skip", cuda=False, time_limit=60, quiet=True, problems=[problem],
+                      only=only).facts.values()
     return sum(f.points for f in facts if f.outcome == "passed"), list(facts), impl
 
 
+def _calling(problem: str, function: str, tmp_path_factory) -> set[str]:
+    """The names of the tests of ``problem`` whose run of the reference calls ``function`` (the
+    graded reference's ``functions``, which counts a call from another of its functions too).
+
+    A shortcut and its function unwritten are graded on these tests only, and what holds there
+    holds for the problem: each is the reference but for that function, so a test that never
+    calls it runs the reference's code alike in both; unwritten it earns its full points, and a
+    shortcut earns no more than full. (Tensors' other tests are two thirds of its time.)"""
+    results, _ = graded_reference(tmp_path_factory)
+    qualified = f"{problem}.{function}"
+    names = {t["extra_data"]["test"].split("::")[-1] for t in results["tests"] if t["tags"] == [problem]
+             and any(f == qualified or f.startswith(qualified + ".") for f in t["extra_data"]["functions"])}
+    assert names, f"no test of {problem} calls {qualified} on the reference"
+    return names
+
+
 def _unwritten(problem: str, function: str, tmp_path_factory) -> float:
-    """What the problem scores with ``function`` as the stub leaves it: once per test run."""
+    """What the tests that call ``function`` score with it as the stub leaves it: once per test run."""
     shortcut = next(s for s in SHORTCUTS if (s.problem, s.function) == (problem, function))
 
     def score() -> float:
         folder = shortcut.build_unwritten(tmp_path_factory.mktemp(f"unwritten_{function}"))
-        return _score(folder, problem, f"unwritten_{problem}_{function}")[0]
+        return _score(folder, problem, f"unwritten_{problem}_{function}",
+                      _calling(problem, function, tmp_path_factory))[0]
     return once(tmp_path_factory, f"unwritten-{problem}-{function}", score)
 
 
@@ -73,12 +91,14 @@ def test_every_rule_has_its_shortcuts():
 
 @pytest.mark.parametrize("shortcut", SHORTCUTS, ids=[s.id for s in SHORTCUTS])
 def test_shortcut_is_charged_or_noted(shortcut, tmp_path_factory):
-    """In the student's own process (nothing absent there): a shortcut the watch sees run is
-    charged, scores no more than its function unwritten and is told its rule; one that blinds the
+    """In the student's own process (nothing absent there), on the tests that call its function
+    (``_calling``): a shortcut the watch sees run is charged, scores no more than its function
+    unwritten and is told its rule; one that blinds the
     watch (a thread, torch's switches) is no charge but a note for review naming the construct.
     What such a shortcut keeps in the sandbox is the behaviour record's (tests/self/behaviour.py)."""
     tmp = tmp_path_factory.mktemp("shortcut")
-    got, facts, impl = _score(shortcut.build(tmp / "submission"), shortcut.problem, f"shortcut_{tmp.name}")
+    got, facts, impl = _score(shortcut.build(tmp / "submission"), shortcut.problem, f"shortcut_{tmp.name}",
+                              _calling(shortcut.problem, shortcut.function, tmp_path_factory))
     if shortcut.qualified not in impl.violations():
         notes = impl.notes()
         assert any(n["file"] == f"{shortcut.problem}.py" for n in notes), (
