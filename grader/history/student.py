@@ -117,14 +117,25 @@ CAUSES = {"added": "a new test", "removed": "the test is gone", "points": "the r
           "unknown": "the tests changed between the grades, and tests/rubric_history.json does not record how"}
 
 
+def possible(results: dict) -> float:
+    """The points a grade was out of: every test that ran (a GPU test not run is to come)."""
+    return sum(float(t.get("max_score", 0.0)) for t in _ran(keyed(results)[0]).values())
+
+
 def lines(before: dict, after: dict, record: dict | None, same_upload: bool | None = None, who: str = "") -> list[str]:
-    """What `history BEFORE AFTER` prints for one upload."""
+    """What `history BEFORE AFTER` prints for one upload. Where the points possible moved (a test
+    it failed both times was re-weighted, added or removed), a line says so: its score did not
+    move with them, its share of the total did."""
     a, b = float(before.get("score", 0.0)), float(after.get("score", 0.0))
     moved = moved_tests(before, after, record, same_upload)
     head = f"{who + ': ' if who else ''}score {a:g} -> {b:g} ({b - a:+g})"
+    out_of = possible(before), possible(after)
+    total = [] if abs(out_of[0] - out_of[1]) < 1e-9 else [
+        f"  out of {out_of[0]:g} -> {out_of[1]:g} points ({out_of[1] - out_of[0]:+g}: tests added, removed or "
+        f"re-weighted, those it failed both times included)"]
     if not moved:
-        return [head + ": no test's verdict or points moved"]
-    out = [head + f": {len(moved)} test(s) moved"]
+        return [head + ": no test's verdict or points moved" + ("" if not total else " for it"), *total]
+    out = [head + f": {len(moved)} test(s) moved", *total]
     for m in moved:
         detail = f": {m['what']}" if m["what"] else ""
         why = f" (why: {m['why']})" if m["why"] else ""

@@ -203,6 +203,21 @@ def test_history_of_one_upload_says_why_each_test_moved(tmp_path):
     assert student.lines(before, before, record)[0].endswith("no test's verdict or points moved")
 
 
+def test_an_unmoved_score_says_that_the_points_possible_moved(tmp_path):
+    """A test this upload failed both times was re-weighted: its score stands, the total it is out
+    of moved, and `history` says both."""
+    record = _record(tmp_path)
+    before = _results("aaaaaaaa", {T + "test_adamw": (0, 2), T + "test_unrelated": (1, 1)})
+    after = _results("bbbbbbbb", {T + "test_adamw": (0, 3), T + "test_unrelated": (1, 1)})
+    said = student.lines(before, after, record, who="ada")
+    assert said == ["ada: score 1 -> 1 (+0): no test's verdict or points moved for it",
+                    "  out of 3 -> 4 points (+1: tests added, removed or re-weighted, those it failed both times included)"]
+    moved = _results("bbbbbbbb", {T + "test_adamw": (3, 3), T + "test_unrelated": (1, 1)})
+    assert student.lines(before, moved, record)[:2] == [
+        "score 1 -> 4 (+3): 1 test(s) moved",
+        "  out of 3 -> 4 points (+1: tests added, removed or re-weighted, those it failed both times included)"]
+
+
 def test_history_of_two_batch_outputs_and_of_a_regraded_student(tmp_path, capsys):
     """The command reads two batch outputs (each student graded in both, the upload's fingerprint
     telling an upload changed from a run that differed) and one student's folder with previous.json."""
