@@ -74,7 +74,7 @@ SMOKE: dict[str, tuple[list[str], list[str]]] = {
         r"^rule +points +kept by the best shortcut with the watch blinded$",
         rf"^AdamW written by hand +12 +{NUMBER} pt",
         rf"^all rules +\d+ +{NUMBER} pt$"]),
-    "suite_time": (["HEAD", "--no-install", "--select", SMALL_TESTS, "--coverage"], [
+    "suite_time": (["HEAD", "--no-install", "--select", SMALL_TESTS, "--coverage", "--cpu"], [
         r'^\{"rev": "HEAD", "tests": \d+, .*"summary": "\d+ passed',
         rf"^ +HEAD +{NUMBER} s +1\.00x +\d+ tests +\d+ passed"]),
     "upload_shapes": (["--only", CHEAP, "--shapes", "1", "--jobs", "1"], [
@@ -82,7 +82,8 @@ SMOKE: dict[str, tuple[list[str], list[str]]] = {
         r"^\| bare modules \(folder\) \| \d+/\d+ \| \d+ \|$",
         r"^every shape scores as the bare modules \(Score: \d+/\d+\): yes$"]),
 }
-ELSEWHERE = {"gpu_check": "tests/self/system/test_gpu_check.py"}  # --dry-run-cpu, its own file
+ELSEWHERE = {"gpu_check": "tests/self/system/test_gpu_check.py",  # --dry-run-cpu, its own file
+             "cpu_plugin": "tests/self/system/test_benchmarks.py"}  # a plugin: suite_time --cpu loads it
 
 
 def run(script: str, *args: str) -> subprocess.CompletedProcess:
@@ -114,3 +115,16 @@ def test_suite_time_runs_a_clone_of_head_and_keeps_its_figures(tmp_path):
     ids = (tmp_path / "HEAD.ids").read_text().splitlines()
     assert row["tests"] == len(ids) > 0 and all(i.startswith(SMALL_TESTS + "::") for i in ids)
     assert row["summary"].startswith(f"{len(ids)} passed") and set(row["coverage"]) == {"grader", "seam"}
+    # --cpu (benchmarks/cpu_plugin.py): every test measured (CPU seconds of its processes and
+    # theirs), or why none could be
+    assert row["cpu"].get("unmeasured") or (row["cpu"]["tests_measured"] == len(ids) and row["cpu"]["cpu_s"] > 0
+                                            and list(row["cpu"]["dearest_files"]) == [SMALL_TESTS]), row["cpu"]
+    assert re.search(r"^ +CPU, dearest files: ", out, re.M), out
+
+
+def test_suite_time_fast_only_times_the_fast_loop_alone(tmp_path):
+    """--fast-only: the fast loop's time and summary, no whole-suite run (its row has no wall_s)."""
+    out = run("suite_time", "HEAD", "--no-install", "--select", SMALL_TESTS, "--fast-only", "--out", str(tmp_path)).stdout
+    assert re.search(rf"^ +HEAD +{NUMBER} s +1\.00x +\d+ tests +fast: \d+ passed", out, re.M), out
+    [row] = json.loads((tmp_path / "times.json").read_text())
+    assert "wall_s" not in row and row["fast_s"] > 0 and re.match(r"\d+ passed", row["fast_summary"]), row
