@@ -101,12 +101,15 @@ def to_plain(obj: Any, depth: int = 0) -> Any:
     if isinstance(obj, str):
         return str.__str__(obj)
     # A scalar item is itself (the first test above), without a call: shapes, strides and lists of
-    # numbers are most of what crosses, a million items in a grade.
+    # numbers are most of what crosses, a million items in a grade. At the depth bound every item
+    # takes the call, which refuses it, as any value that deep is refused.
+    short = depth < MAX_DEPTH
     if isinstance(obj, tuple):
-        return {"$t": [v if v is None or type(v) in _SCALARS else to_plain(v, depth + 1)
+        return {"$t": [v if short and (v is None or type(v) in _SCALARS) else to_plain(v, depth + 1)
                        for v in tuple.__iter__(obj)]}
     if isinstance(obj, list):
-        return [v if v is None or type(v) in _SCALARS else to_plain(v, depth + 1) for v in list.__iter__(obj)]
+        return [v if short and (v is None or type(v) in _SCALARS) else to_plain(v, depth + 1)
+                for v in list.__iter__(obj)]
     if isinstance(obj, dict):
         out = {}
         for k, v in dict.items(obj):
@@ -174,15 +177,17 @@ def from_plain(node: Any, resolve_struct: Callable[[str, dict], Any] | None = No
     t = type(node)
     if node is None or t in _SCALARS:
         return node
+    short = depth < MAX_DEPTH  # a scalar item without a call, as in to_plain; at the bound, refused
     if t is list:
-        return [v if v is None or type(v) in _SCALARS else from_plain(v, resolve_struct, depth + 1) for v in node]
+        return [v if short and (v is None or type(v) in _SCALARS) else from_plain(v, resolve_struct, depth + 1)
+                for v in node]
     if t is not dict:
         raise DecodeError(f"unexpected JSON value of type {t.__name__}")
     if "$t" in node:
         items = node["$t"]
         if type(items) is not list:
             raise DecodeError("tuple payload must be a list")
-        return tuple([v if v is None or type(v) in _SCALARS else from_plain(v, resolve_struct, depth + 1)
+        return tuple([v if short and (v is None or type(v) in _SCALARS) else from_plain(v, resolve_struct, depth + 1)
                       for v in items])
     if "$dtype" in node:
         name = node["$dtype"]

@@ -103,6 +103,45 @@ def test_subclasses_of_builtins_become_the_builtin_type(value, plain):
         assert all(type(v) is type(w) for v, w in zip(got, plain))
 
 
+class LyingStr(str):
+    def __str__(self):
+        return "forged"
+
+    def __eq__(self, other):
+        return True
+
+
+@pytest.mark.parametrize("container", [tuple, list])
+def test_a_subclass_inside_a_container_takes_the_long_way(container):
+    """A container's items of exact built-in types cross without a call (the fast path); an item
+    of a subclass never does: it becomes its built-in value, its own methods never called."""
+    value = container([SneakyInt(3), LyingFloat(2.5), LyingStr("real"), True, None, 4, 0.5, "s"])
+    got = codec.from_plain(codec.loads(codec.dumps(codec.to_plain(value))))
+    assert type(got) is container and list(map(type, got)) == [int, float, str, bool, type(None), int, float, str]
+    assert list(got) == [3, 2.5, "real", True, None, 4, 0.5, "s"] and got[2] != "forged"
+
+
+def _nested(levels: int, container=list):
+    value = 1
+    for _ in range(levels):
+        value = container([value])
+    return value
+
+
+@pytest.mark.parametrize("container", [tuple, list])
+def test_the_depth_bound_holds_for_a_scalar_item(container):
+    """A scalar MAX_DEPTH containers deep crosses; one more is refused, on either side, scalar
+    items or not (the fast path takes no item past the bound)."""
+    deepest = _nested(codec.MAX_DEPTH, container)
+    assert codec.from_plain(codec.loads(codec.dumps(codec.to_plain(deepest)))) == deepest
+    with pytest.raises(codec.Unsupported, match="nested too deeply"):
+        codec.to_plain(_nested(codec.MAX_DEPTH + 1, container))
+    plain = codec.to_plain(deepest)
+    too_deep = [plain] if container is list else {"$t": [plain]}
+    with pytest.raises(codec.DecodeError, match="nested too deeply"):
+        codec.from_plain(too_deep)
+
+
 @pytest.mark.parametrize("payload", [
     b"not json", b'{"$tensor": "float32", "shape": [2], "b64": "AAAA"}',
     b'{"$tensor": "object", "shape": [1], "b64": ""}', b'{"$dtype": "evil"}',
