@@ -97,7 +97,8 @@ def summary(folder: Path, top: int = 8) -> dict:
     rows = [json.loads(line) for f in sorted(folder.glob("*.jsonl")) for line in f.read_text().splitlines()]
     by_file: dict[str, float] = {}
     for r in rows:
-        by_file[r["id"].split("::")[0]] = by_file.get(r["id"].split("::")[0], 0.0) + r["cpu_s"]
+        file = r["id"].split("::")[0]
+        by_file[file] = by_file.get(file, 0.0) + r["cpu_s"]
     dearest = sorted(by_file.items(), key=lambda kv: -kv[1])[:top]
     return {"cpu_s": round(sum(r["cpu_s"] for r in rows), 1), "tests_measured": len(rows),
             "dearest_files": {k: round(v, 1) for k, v in dearest}}

@@ -72,9 +72,14 @@ def syntax(data: bytes) -> bytes:
     numbers or docstrings (a test's docstring is its title in a report: words, not a verdict);
     its bytes if it does not parse."""
     try:
-        return ast.dump(_undocumented(ast.parse(data))).encode()
+        return syntax_of(ast.parse(data))
     except (SyntaxError, ValueError):
         return data
+
+
+def syntax_of(tree: ast.Module) -> bytes:
+    """``syntax`` of a tree already parsed (and perhaps edited: tests/self/mutation/inputs.py)."""
+    return ast.dump(_undocumented(tree)).encode()
 
 
 def content(path) -> bytes:

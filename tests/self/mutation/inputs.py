@@ -34,7 +34,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from grader.paths import REFERENCE, ROOT, SEAM, problem_file
-from grader.provenance import graded_files, syntax
+from grader.provenance import graded_files, syntax, syntax_of
 from grader.scaffold import REGISTRY, registry_lines
 from seam.problems import LAYOUT, folder, owner
 from tests.self.imports import graph, modules
@@ -160,7 +160,7 @@ def unweighted(data: bytes) -> bytes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "points" \
                 and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "mark":
             node.args, node.keywords = [], []
-    return syntax(ast.unparse(tree).encode())
+    return syntax_of(tree)
 
 
 def tests_hash(problem: str) -> str:
