@@ -206,7 +206,8 @@ BATCH_EXIT = """exit status:
 
 A rerun skips an upload only when its content, the grader's version and the tests' hash are
 all unchanged, and says how many it regrades and why (interrupted, crashed, changed upload,
-other grader or tests), naming them."""
+other grader or tests), naming them. Where only the tests' points changed, it rescores those
+students from their results.json instead of grading them again (seconds, no grader started)."""
 
 MERGE_EXIT = """exit status:
   0  merged; OUT_DIR holds one results.json per student and gradebook.csv

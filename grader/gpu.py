@@ -11,16 +11,18 @@ refuses to start on such a GPU instead.
 grade "on" a GPU this machine does not have.
 
 ``device_uuid`` names the card for the lock graders sharing it take (gpulock.py).
+
+torch is imported only where a GPU driver could answer: a machine with no GPU device node is
+told "no CUDA" without it, so a `batch` command (whose jobs import torch themselves) starts in a
+second instead of three.
 """
 
+import glob
 import importlib
 import os
 import re
 
-import torch
-
 from .paths import REFERENCE
-from seam.callee import load_package
 
 
 # The self-tests' fake CUDA device: with this set the grader believes it runs on a GPU of that
@@ -33,28 +35,43 @@ def fake() -> str | None:
     return os.environ.get(FAKE, "").strip() or None
 
 
+# Device nodes one of which a GPU torch can use needs: NVIDIA's driver, ROCm's (torch.cuda on
+# AMD) and WSL2's GPU paravirtualisation. With none of them torch.cuda.is_available() is False.
+DRIVER_NODES = ("/dev/nvidiactl", "/dev/nvidia[0-9]*", "/dev/kfd", "/dev/dxg")
+
+
+def _cuda():
+    """torch.cuda, or None where no GPU driver is present (torch not imported then)."""
+    if not any(glob.glob(pattern) for pattern in DRIVER_NODES):
+        return None
+    import torch
+    return torch.cuda if torch.cuda.is_available() else None
+
+
 def device_name() -> str | None:
     """torch.cuda.get_device_name() of the current CUDA device, or None without CUDA."""
     if fake():
         return fake()
-    if not torch.cuda.is_available():
-        return None
-    return torch.cuda.get_device_name()
+    cuda = _cuda()
+    return cuda.get_device_name() if cuda else None
 
 
 def device_uuid() -> str | None:
     """The current CUDA device's UUID ('GPU-6f1c...'), None without CUDA."""
     if fake():
         return "GPU-fake-" + re.sub(r"[^A-Za-z0-9]+", "-", fake())
-    if not torch.cuda.is_available():
+    cuda = _cuda()
+    if cuda is None:
         return None
-    uuid = str(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid)
+    uuid = str(cuda.get_device_properties(cuda.current_device()).uuid)
     return uuid if uuid.startswith("GPU-") else f"GPU-{uuid}"
 
 
 def has_peak(name: str) -> bool:
     """True if the reference's peak table has a bf16 peak for ``name`` (the MFU tests measure
     bf16 products)."""
+    import torch
+    from seam.callee import load_package     # (imports torch: only where a GPU is named)
     load_package(REFERENCE, "grader_reference")   # the trusted reference, never the submission
     reference = importlib.import_module("grader_reference.benchmarking")
     try:

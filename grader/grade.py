@@ -1,13 +1,11 @@
 """`grade`: locate the submission, run the public and hidden tests against it in the sandbox,
 write results.json (validated, atomically) and print the score table.
 
-``check_options`` settles what the machine gives a run's Options (grader/options.py: checked
-there) and what is the same for every submission of the run (the GPU, the isolation mode, the
-limits), once; ``grade_one`` grades one upload (batch calls it for each student, with a
+``check_options`` (grader/machine.py) settles what the machine gives a run's Options once;
+``grade_one`` grades one upload (batch calls it for each student, with a
 zygote its job keeps); ``grade`` is the command."""
 
 import contextlib
-import dataclasses
 import gc
 import io
 import sys
@@ -18,15 +16,12 @@ from pathlib import Path
 import pytest
 
 from . import gpu as gpu_info
-from .gpulock import lock_dir
+from .machine import Setup, check_options
 from .options import OptionError, Options
 from .sandbox.folders import remove
-from .sandbox.isolation import Isolation, IsolationUnavailable
 from .paths import ROOT, TEST_DIRS, out_problem, problem_file
-from .plugin import GraderPlugin
 from .provenance import stamp
 from .report import build_results, render_table, to_come_note, write_results
-from .sandbox.limits import Limits
 from .sandbox.sandbox import Sandbox
 from .sandbox.template import Kept
 from .sandbox.zygote import Zygote
@@ -37,7 +32,7 @@ from seam.problems import PROBLEMS
 def run_tests(impl, gpu: str, cuda: bool, time_limit: float, quiet: bool,
               problems: list[str] | None = None, unknown_gpu: str | None = None,
               record: Path | None = None, first_failure: bool = False,
-              gpu_uuid: str | None = None, only: set[str] | None = None) -> GraderPlugin:
+              gpu_uuid: str | None = None, only: set[str] | None = None) -> "GraderPlugin":
     """Run the graded tests (of ``problems``, default all) against ``impl``; the plugin holds
     one fact per test. ``unknown_gpu``: this GPU's name if the peak table lacks it. ``record``:
     also write pytest-json-report's raw record there. ``first_failure``: stop at the first test
@@ -46,6 +41,7 @@ def run_tests(impl, gpu: str, cuda: bool, time_limit: float, quiet: bool,
     tests to run (a node id's last part, parameters included), the problems' others deselected
     (a recorded verdict re-checked on the test that gave it). Safe to call many times in one
     process (batch does): each call is a fresh pytest session."""
+    from .plugin import GraderPlugin   # (here: it imports torch, which checking options needs not)
     plugin = GraderPlugin(impl, gpu=gpu, cuda=cuda, time_limit=time_limit, unknown_gpu=unknown_gpu,
                           gpu_uuid=gpu_uuid)
     paths = [problem_file(p, kind) for kind in ("public_test", "hidden_test") for p in problems] if problems else TEST_DIRS
@@ -85,69 +81,6 @@ class _Only:
         kept = [i for i in items if i.name in self.names]
         config.hook.pytest_deselected(items=[i for i in items if i.name not in self.names])
         items[:] = kept
-
-
-@dataclasses.dataclass(frozen=True)
-class Setup:
-    """What every submission of one run shares, settled once by ``check_options``."""
-    options: Options           # what the run was asked for
-    gpu_name: str | None       # this machine's CUDA device, None without CUDA
-    gpu_uuid: str | None       # its UUID: the GPU tests hold its lock (gpu.device_lock)
-    unknown_gpu: str | None    # gpu_name, when the reference's peak table lacks it
-    isolation: Isolation
-
-    @property
-    def gpu(self) -> str:
-        return self.options.gpu
-
-    @property
-    def problems(self) -> list[str] | None:
-        return self.options.problems
-
-    @property
-    def time_limit(self) -> float:
-        return self.options.time_limit
-
-    @property
-    def cuda(self) -> bool:
-        return self.gpu_name is not None
-
-    @property
-    def uses_cuda(self) -> bool:
-        return self.cuda and self.gpu != "skip"
-
-    @property
-    def limits(self) -> Limits:
-        return Limits(time_per_test=self.time_limit,
-                      memory_bytes=None if self.uses_cuda else Limits.memory_bytes)
-
-
-def check_options(options: Options, batch: bool = False) -> tuple[Setup | None, str | None]:
-    """(the run's Setup, None), or (None, the one-line reason) when this machine cannot give
-    what ``options`` (already checked: grader/options.py) ask for: no report at all. ``batch``:
-    for a class (``Isolation.detect``'s: no mode that leaves a student's files for the next)."""
-    gpu = options.gpu
-    gpu_name = gpu_info.device_name()
-    if gpu in ("require", "only") and gpu_name is None:
-        what = "runs only the GPU tests: it would grade nothing" if gpu == "only" else "needs them graded"
-        return None, f"--gpu {gpu}, but CUDA is not available here ({what}); no report written"
-    unknown_gpu = gpu_name if gpu_name and gpu != "skip" and not gpu_info.has_peak(gpu_name) else None
-    if gpu == "require" and unknown_gpu:
-        return None, (f"--gpu require, but this GPU, '{gpu_name}', has no peak FLOP/s in "
-                      f"reference/benchmarking.py (PEAK_FLOPS, DEVICE_NAME_RULES), so its MFU tests "
-                      f"cannot be graded; add it there, or use --gpu auto to leave them out; "
-                      f"no report written")
-    try:
-        confinement = Isolation.detect(options.isolation, batch=batch)
-    except IsolationUnavailable as e:
-        return None, f"{e}; no report written"
-    uuid = gpu_info.device_uuid() if gpu_name and gpu != "skip" else None
-    if uuid:
-        try:  # now, not in each GPU test: a lock folder that cannot be trusted would fail them all
-            lock_dir()
-        except (RuntimeError, OSError) as e:
-            return None, f"{e}; no report written"
-    return Setup(options, gpu_name, uuid, unknown_gpu, confinement), None
 
 
 # Where grade_one takes a zygote when its caller gives none: None, the sandbox starts its own, cold

@@ -3,7 +3,7 @@
 The command line's argparse types are the checks below, ``grade`` and ``batch`` build an
 ``Options`` (or are given the command line's), and a batch job rebuilds it from its config:
 one set of rules, one text per mistake. What the machine must offer for them (CUDA, a peak
-FLOP/s entry, the isolation mode) is grade.check_options's part.
+FLOP/s entry, the isolation mode) is machine.check_options's part.
 
 Nothing here imports torch (batch's parent checks its options before any grading): the problem
 names come from the registry, seam/problems.py (the seam package imports torch only when its

@@ -6,6 +6,11 @@ rubric), their snapshots and helpers, the seam and its probes, and the reference
 compare against: change any of them and the hash changes, so a rerun of a batch regrades
 everyone (batch.py) and `merge` refuses to join passes graded by different tests.
 
+A second hash, ``verdicts``, reads the same files with the graded tests' points markers left out
+(``unweighted``): where only it stands still, the tests were re-weighted and nothing else, every
+verdict of an earlier grade still holds, and a rerun of the batch rescores those students from
+their results.json instead of grading them again (grader/batch/rescore.py).
+
 What a person reads and no verdict reads is not hashed, so rewording it regrades no class and
 restales no record: a Python file is hashed by its syntax tree (``syntax``: no comments, no
 layout, no docstrings), and the modules of words (``WORDING``: literal text only, which
@@ -95,7 +100,36 @@ def content(path) -> bytes:
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cs336-grader" / "syntax.json"
 
 
-def _digests(paths) -> list[bytes]:
+def unweighted(data: bytes) -> bytes:
+    """A graded test file's ``syntax`` with the number in each ``pytest.mark.points(N)`` marker
+    left out: a test's points decide no verdict (whether it passed, a mutant killed, the tests a
+    shortcut passes), only what a verdict is worth. A marker given anything but one number (an
+    expression a test could also read) keeps it. Its bytes if it does not parse."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return data
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "points" \
+                and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "mark" \
+                and not node.keywords and len(node.args) == 1 and isinstance(node.args[0], ast.Constant) \
+                and type(node.args[0].value) in (int, float):
+            node.args = []
+    return syntax_of(tree)
+
+
+# The graded tests' folders (the layout's kinds, not spelled here): where points markers are.
+TEST_FOLDERS = tuple(ROOT / folder(kind) for kind in ("public_test", "hidden_test"))
+
+
+def weighed(path: Path) -> bool:
+    """A graded test file: its points markers are read by ``tests_hash``, not by ``verdicts_hash``."""
+    return path.suffix == ".py" and path.name.startswith("test_") and path.parent in TEST_FOLDERS
+
+
+def _digests(paths, unweigh: bool = False) -> list[bytes]:
+    """Each file's digest, a Python file's of its ``syntax`` (``unweigh``: a graded test file's of
+    its ``unweighted`` syntax, kept in the cache under a key of its own)."""
     try:
         known = json.loads(CACHE.read_text())
         known = known if isinstance(known, dict) else {}
@@ -107,10 +141,11 @@ def _digests(paths) -> list[bytes]:
         if path.suffix != ".py":
             out.append(hashlib.sha256(data).digest())
             continue
-        key = hashlib.sha256(data).hexdigest()
+        plain = unweigh and weighed(path)
+        key = ("unweighted:" if plain else "") + hashlib.sha256(data).hexdigest()
         value = known.get(key)
         if not (isinstance(value, str) and len(value) == 64):
-            value = fresh[key] = hashlib.sha256(syntax(data)).hexdigest()
+            value = fresh[key] = hashlib.sha256(unweighted(data) if plain else syntax(data)).hexdigest()
         out.append(bytes.fromhex(value))
     if fresh:
         try:
@@ -124,15 +159,38 @@ def _digests(paths) -> list[bytes]:
     return out
 
 
-@lru_cache(maxsize=1)
-def tests_hash() -> str:
+def _hash(unweigh: bool) -> str:
     digest = hashlib.sha256()
     paths = graded_files()
-    for path, each in zip(paths, _digests(paths)):
+    for path, each in zip(paths, _digests(paths, unweigh)):
         digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
         digest.update(each)
     return digest.hexdigest()[:16]
 
 
+@lru_cache(maxsize=1)
+def tests_hash() -> str:
+    return _hash(unweigh=False)
+
+
+@lru_cache(maxsize=1)
+def verdicts_hash() -> str:
+    """``tests_hash`` with the points markers left out: what decides each test's verdict."""
+    return _hash(unweigh=True)
+
+
 def stamp() -> dict:
-    return {"version": version(), "tests": tests_hash()}
+    return {"version": version(), "tests": tests_hash(), "verdicts": verdicts_hash()}
+
+
+def same_grader(a: dict | None, b: dict | None) -> bool:
+    """Two stamps of one grader and one set of tests (``verdicts`` is not compared: a stamp
+    written before it was kept has none, and it moves only with ``tests``)."""
+    return bool(a) and bool(b) and (a.get("version"), a.get("tests")) == (b.get("version"), b.get("tests"))
+
+
+def reweighted(old: dict | None, new: dict) -> bool:
+    """The tests moved since ``old`` and only their points did: every verdict of a grade stamped
+    ``old`` still holds (the same grader version, the same ``verdicts``)."""
+    return bool(old) and old.get("version") == new["version"] and old.get("tests") != new["tests"] \
+        and old.get("verdicts") == new["verdicts"]

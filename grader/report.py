@@ -70,7 +70,7 @@ def build_results(facts, execution_time: float, notes: list[str], grader: dict |
             "visibility": fact.visibility,
             "tags": [fact.problem],  # the problem, as a fact: per_problem reads it, never the name
         }
-        entry["extra_data"] = {"test": _node(fact.nodeid), "functions": list(fact.functions)}
+        entry["extra_data"] = {"test": node_id(fact.nodeid), "functions": list(fact.functions)}
         if fact.mistakes and not passed:  # what the class report ranks (grader/classreport)
             entry["extra_data"]["mistakes"] = [{"name": name, "handout": section(handout)}
                                                for name, handout in fact.mistakes]
@@ -87,7 +87,7 @@ def build_results(facts, execution_time: float, notes: list[str], grader: dict |
                     files)
 
 
-def _node(nodeid: str) -> str:
+def node_id(nodeid: str) -> str:
     """A test's id as the rubric's history names it (tests/hidden/test_optim.py::test_x), from
     wherever the graded run's root was: `history` matches a test across grades by it."""
     at = nodeid.find("tests/")

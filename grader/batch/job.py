@@ -47,7 +47,7 @@ def _die_with(parent: int) -> None:
         raise SystemExit(143)
 
 
-def _lock(out: Path):
+def hold(out: Path):
     """The student's folder, held while it is graded (an open file under flock, released when
     the job ends however it ends); None when another run grades them now."""
     import fcntl
@@ -107,7 +107,7 @@ def main() -> int:
             # (before the lock: from the lock on, the only way out is the ``finally`` that drops it)
             student = {"key": task["key"], "students": task["students"], "passes": [the_pass],
                        "upload": task["upload"], "grader": stamp()}
-            held = _lock(out)
+            held = hold(out)
             if held is None:  # a grader of another run is on this student now: theirs to finish
                 reply.write(json.dumps({"key": task["key"], "status": "busy", "seconds": 0.0}) + "\n")
                 continue

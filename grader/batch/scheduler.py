@@ -8,6 +8,8 @@ the batch goes on. A signal from outside (Ctrl-C, SIGINT to the batch's process 
 to the batch or a job) is an interruption, not a crash: the batch stops, keeps what finished,
 marks the students in flight "interrupted" and says so. Students already graded in OUT_DIR are
 skipped (``--regrade`` grades them again); a rerun says why it grades each of the others again.
+A student whose tests were only re-weighted since their grade is rescored from their
+results.json, not graded again (rescore.py).
 Every file is written atomically and the gradebook is rebuilt from the student folders at the
 end, also after an interruption.
 """
@@ -32,7 +34,7 @@ from ..sandbox.folders import remove
 from ..sandbox.procs import tail
 from ..text import clean, one_line
 from ..paths import ROOT, out_problem
-from ..provenance import stamp
+from ..provenance import reweighted, same_grader, stamp
 from .roster import RosterError, choose, class_digest, discover, unpack_export
 from .shards import ShardError, resolve, select as select_shard
 
@@ -40,6 +42,7 @@ TASKS_PER_JOB = 50            # a job is replaced after this many students (boun
 STUDENT_CAP = 4 * 3600        # seconds; a job still busy on one student after this is killed
 LOG_TAIL = 4000               # bytes of each of a dead job's sandbox logs kept in the job's log
 NAMED = 20                    # students named per reason a rerun grades them again
+RESCORE = "re-weighted tests"  # why a student is rescored: only the tests' points moved
 # How a job that a signal from outside stopped exits (job.py: 128 + the signal, as a shell says
 # it, or killed by it before its handler was set): an interruption, never a crash.
 OUTSIDE = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -240,16 +243,67 @@ def _why_regrade(record: dict | None, fingerprint: str, grader: dict, unfinished
         return unfinished or "new"
     if record.get("upload") != fingerprint:
         return "changed upload"
-    if record.get("grader") != grader:
-        return "other grader or tests"
+    if not same_grader(record.get("grader"), grader):
+        return RESCORE if reweighted(record.get("grader"), grader) else "other grader or tests"
     return None
+
+
+def _rescore(plan: list, out: Path, grader: dict) -> tuple[list, dict]:
+    """The students planned ``RESCORE``: each results.json rebuilt with the points the tests are
+    worth now (rescore.py; the one before kept as previous.json, as a regrade keeps it), its
+    student.json stamped with this grader, under the student's lock as a job grades them (a
+    student another run holds is left to be graded, which says so). Returns the plan with them
+    marked done (or to be graded where a results.json cannot be rescored exactly) and {key:
+    their plan entry} of those rescored."""
+    if not any(why == RESCORE for _, _, why, _ in plan):
+        return plan, {}
+    from ..report import write_results
+    from .job import hold
+    from .output import write_report
+    from .rescore import rescore, weights
+    try:
+        now = weights()  # one collection of the tests (it imports them, and torch): no grading
+    except Exception:  # tests that do not collect: the jobs grade them, and say why it fails
+        now = None
+    kept, done = [], {}
+    for entry in plan:
+        u, fp, why, record = entry
+        if why != RESCORE:
+            kept.append(entry)
+            continue
+        folder = student_folder(out, u.key)
+        lock = hold(folder) if now is not None else None
+        try:
+            results = None
+            if lock is not None:
+                before = read_json(folder / RESULTS)
+                results = rescore(before, now, grader)
+        except Exception:  # a results.json that is not the grader's: graded again
+            results = None
+        if results is None:
+            if lock is not None:
+                lock.close()
+            kept.append((u, fp, "other grader or tests", record))
+            continue
+        try:
+            if before.get("extra_data", {}).get("grader") != grader:  # (not rescored by a run cut short)
+                keep_previous(folder, RESCORE)
+            write_results(results, folder / RESULTS)
+            write_report(folder, results)
+            record = {**record, "students": u.record()["students"], "grader": grader}
+            StudentRecord.from_json(record).write(folder)   # last: the mark of a finished student
+        finally:
+            lock.close()
+        kept.append((u, fp, None, record))
+        done[u.key] = entry
+    return kept, done
 
 
 def _tests_changed(plan: list, grader: dict) -> list[str]:
     """For the students regraded because the tests changed: which tests changed since the hash
     they were graded with, and the command that says why (tests/rubric_history.json)."""
     old = sorted({(record.get("grader") or {}).get("tests") for _, _, why, record in plan
-                  if why == "other grader or tests" and record} - {None, grader["tests"]})
+                  if why in ("other grader or tests", RESCORE) and record} - {None, grader["tests"]})
     if not old:
         return []
     from ..history.explain import record_or_none, regrade_note
@@ -292,7 +346,7 @@ def _batch(submissions: Path, out: Path, options: Options | None, jobs: int, sha
             raise ValueError(clash)
         everyone, notes = discover(submissions, exclude=(out,))
         uploads, superseded = choose(everyone)
-        from ..grade import check_options  # last, and here: it imports torch (the checks above need none)
+        from ..machine import check_options  # (imports no torch where there is no GPU driver)
         _, problem = check_options(options, batch=True)
         if problem:
             raise ValueError(problem)
@@ -312,6 +366,7 @@ def _batch(submissions: Path, out: Path, options: Options | None, jobs: int, sha
         record = done_as(student_folder(out, u.key))
         why = "--regrade" if regrade else _why_regrade(record, fp, grader, unfinished_as(student_folder(out, u.key)))
         plan.append((u, fp, why, record))
+    plan, rescored = _rescore(plan, out, grader)  # (--regrade: none is planned RESCORE)
     todo = [(u, fp) for u, fp, why, _ in plan if why]
     reasons = Counter(why for _, _, why, _ in plan if why and why != "new")  # first seen first
     where = f"{shard_label(list(slice_))}: " if slice_ else ""
@@ -320,15 +375,21 @@ def _batch(submissions: Path, out: Path, options: Options | None, jobs: int, sha
     for key, why in sorted(not_counted.items()):
         print(f"note: {one_line(key)}: {why}", file=sys.stderr)
     again = f" (regrading {', '.join(f'{n} {why}' for why, n in reasons.items())})" if reasons else ""
-    print(f"{where}{len(uploads)} upload(s); {len(uploads) - len(todo)} already graded in {out} "
-          f"(skipped: same upload, same grader), {len(todo)} to grade{again} with {jobs} job(s)",
+    rescored_said = (f"{len(rescored)} rescored (the tests were re-weighted, no verdict can have moved: "
+                     f"each results.json worth the points now), ") if rescored else ""
+    print(f"{where}{len(uploads)} upload(s); {len(uploads) - len(todo) - len(rescored)} already graded in {out} "
+          f"(skipped: same upload, same grader), {rescored_said}{len(todo)} to grade{again} with {jobs} job(s)",
           file=sys.stderr)
     for why in reasons if not regrade else ():  # who, for each reason
         keys = sorted(one_line(u.key) for u, _, w, _ in plan if w == why)
         print(f"regrading ({why}): {', '.join(keys[:NAMED])}"
               + (f" and {len(keys) - NAMED} more" if len(keys) > NAMED else ""), file=sys.stderr)
-    for line in _tests_changed(plan, grader) if not regrade else ():
-        print(f"regrading: {line}", file=sys.stderr)
+    if rescored:
+        keys = sorted(one_line(k) for k in rescored)
+        print(f"rescored ({RESCORE}): {', '.join(keys[:NAMED])}"
+              + (f" and {len(keys) - NAMED} more" if len(keys) > NAMED else ""), file=sys.stderr)
+    for line in _tests_changed([*plan, *rescored.values()], grader) if not regrade else ():
+        print(f"{'regrading' if todo else 'rescoring'}: {line}", file=sys.stderr)
     out.mkdir(parents=True, exist_ok=True)
     for u, fp, why, record in plan:  # kept grades follow the export's names (a group changed)
         if why and why != "new":  # a regrade keeps what it replaces: the report lists what changed
@@ -395,7 +456,7 @@ def _run(tasks: list[dict], cfg: dict, jobs: int, out: Path) -> int:
         now = time.monotonic()
         seconds = now - job.created if first else answer.get("seconds", now - job.since)
         job.task = None
-        if answer["status"] == "busy":  # another run's grader holds them (grader/batch/job.py _lock)
+        if answer["status"] == "busy":  # another run's grader holds them (grader/batch/job.py hold)
             progress.note(f"skipped {answer['key']}: another run is grading them now; run again once it is done")
         counts[answer["status"]] = counts.get(answer["status"], 0) + 1
         progress.finished(answer["status"], seconds, first=first)

@@ -56,6 +56,9 @@ def variants(per_problem_bugs: int = 2, per_problem_alts: int = 2) -> list[Varia
 
 
 # ---- disguises: what a student copying a classmate does ---------------------------------------
+_BUILTINS = frozenset(dir(builtins)) | {"self", "cls"}
+
+
 class _Renamer(ast.NodeTransformer):
     """Renames local names (arguments and variables of functions): behaviour unchanged."""
 
@@ -63,20 +66,28 @@ class _Renamer(ast.NodeTransformer):
         self.rng = rng
 
     def visit_FunctionDef(self, node):
-        inside = list(ast.walk(node))
-        stored = {n.id for n in inside if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         # bound otherwise than by a Name (renaming their uses alone would break them): arguments (a
         # caller may pass them by name), `except ... as e`, imports, global and nonlocal names
-        keep = set(dir(builtins)) | {"self", "cls"}
-        keep |= {n.arg for n in inside if isinstance(n, ast.arg)}
-        keep |= {n.name for n in inside if isinstance(n, ast.ExceptHandler) and n.name}
-        keep |= {(a.asname or a.name).split(".")[0] for n in inside if isinstance(n, (ast.Import, ast.ImportFrom))
-                 for a in n.names}
-        keep |= {name for n in inside if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+        keep = set(_BUILTINS)
+        stored, uses = set(), []
+        for n in ast.walk(node):  # one walk: this runs for every function of every disguised copy
+            if isinstance(n, ast.Name):
+                uses.append(n)
+                if isinstance(n.ctx, ast.Store):
+                    stored.add(n.id)
+            elif isinstance(n, ast.arg):
+                keep.add(n.arg)
+            elif isinstance(n, ast.ExceptHandler):
+                if n.name:
+                    keep.add(n.name)
+            elif isinstance(n, (ast.Import, ast.ImportFrom)):
+                keep.update((a.asname or a.name).split(".")[0] for a in n.names)
+            elif isinstance(n, (ast.Global, ast.Nonlocal)):
+                keep.update(n.names)
         names = sorted(stored - keep)
         mapping = {n: f"{n}_{self.rng.randrange(10, 99)}" for n in names}
-        for n in ast.walk(node):
-            if isinstance(n, ast.Name) and n.id in mapping:
+        for n in uses:
+            if n.id in mapping:
                 n.id = mapping[n.id]
         return node  # nested functions were walked with it
 
@@ -99,7 +110,7 @@ def disguise(text: str, seed: int, heavy: bool = True) -> str:
     if heavy:
         tree = _Renamer(rng).visit(tree)
         _reorder(tree, rng)
-    return f"# {seed}\n" + ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+    return f"# {seed}\n" + ast.unparse(tree) + "\n"  # (names renamed, nodes moved: no location to fix)
 
 
 # ---- the class ---------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ edit to a comment, a docstring or whitespace moves no hash; the words of a note 
 a module of words that no hash covers (grader/provenance.py ``WORDING``, seam/words.py), so
 rewording one moves none either. A string in code (a name the review looks for, a message built
 in a function) is in the tree and does. The registry part and data files are hashed as text.
-A graded test file is hashed without its points markers' numbers (``unweighted``): points decide
+A graded test file is hashed without its points markers' numbers (grader/provenance.py ``unweighted``): points decide
 no mutant's verdict and no shortcut's, so a re-weighting restales neither record (the grades'
 tests hash, grader/provenance.py, does move: a class's scores do).
 """
@@ -34,7 +34,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from grader.paths import REFERENCE, ROOT, SEAM, problem_file
-from grader.provenance import graded_files, syntax, syntax_of
+from grader.provenance import graded_files, syntax, unweighted, weighed
 from grader.scaffold import REGISTRY, registry_lines
 from seam.problems import LAYOUT, folder, owner
 from tests.self.imports import graph, modules
@@ -137,30 +137,11 @@ def _imported_modules(module: Path) -> set[Path]:
 def _content(path: Path, problem: str) -> bytes:
     if path == ROOT / REGISTRY:
         return registry_part(path.read_text(), problem).encode()
-    if path.suffix == ".py" and path.name.startswith("test_") and path.parent in TEST_FOLDERS:
+    if weighed(path):
         return unweighted(path.read_bytes())
     if path.suffix == ".py" and not path.is_relative_to(REFERENCE):
         return syntax(path.read_bytes())
     return path.read_bytes()
-
-
-TEST_FOLDERS = {ROOT / folder(kind) for kind in ("public_test", "hidden_test")}  # the layout's, not spelled here
-
-
-def unweighted(data: bytes) -> bytes:
-    """A graded test file's ``syntax`` with each ``pytest.mark.points(...)`` marker's arguments
-    left out: a test's points decide no verdict (a mutant killed, the tests a shortcut passes),
-    so a re-weighting restales neither record; the rubric's tables read the points from the
-    markers (grader/trust.py ``measured``). Its bytes if it does not parse."""
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError):
-        return data
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "points" \
-                and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "mark":
-            node.args, node.keywords = [], []
-    return syntax_of(tree)
 
 
 def tests_hash(problem: str) -> str:

@@ -236,6 +236,15 @@ def test_shards_merge_into_the_unsharded_gradebook_byte_for_byte(graded, sharded
     assert (joined["total"], joined["items"], joined["statuses"]) == (whole["total"], whole["items"], whole["statuses"])
     assert (merged / "students" / "submission_1001" / "code" / f"{PROBLEM}.py").read_text() == \
         (out / "students" / "submission_1001" / "code" / f"{PROBLEM}.py").read_text()
+    # one shard stamped before stamps held a verdicts hash is the same grader; other tests are not
+    copies = [tmp_path / f"copy{i}" for i in range(3)]
+    for shard, copy in zip(shards, copies):
+        shutil.copytree(shard, copy)
+    held = read_json(copies[0] / "batch.json")
+    for grader, code in (({k: held["grader"][k] for k in ("version", "tests")}, 0), ({**held["grader"], "tests": "0" * 16}, 2)):
+        (copies[0] / "batch.json").write_text(json.dumps({**held, "grader": grader}))
+        proc = run("merge", *copies, "--out", tmp_path / f"merged{code}", check=code)
+        assert code == 0 or "the inputs were graded by different graders or tests" in proc.stderr, proc.stderr
 
 
 def test_merge_conflicts_are_errors(graded, tmp_path):
@@ -470,6 +479,57 @@ def test_a_re_export_one_row_per_student_dropped_listed_changes_regraded(graded,
         f["before"] == "failed" and f["after"] == "passed" for f in changed["submission_1005"]["flipped"])
     again = batch_cli(tmp_path / "class", out)
     assert "0 to grade" in again.stderr and "regrading" not in again.stderr
+
+
+def test_a_rerun_after_a_re_weighting_rescores_and_grades_no_one(graded, tmp_path):
+    """Ada's group and Grace were graded when every test was worth twice what it is now (the
+    same verdicts hash, another tests hash): a rerun rescores them from their results.json and
+    writes what a fresh grade wrote; Grace, held by another run's job, is left to it, and the next
+    rerun rescores her, starting no grader. Kurt's record, stamped before stamps held a verdicts
+    hash, is the same grader and stays as it is."""
+    root, first, _ = graded
+    out = tmp_path / "out"
+    shutil.copytree(first, out)
+    now = stamp()
+    for key in ("submission_1001", "submission_1002"):
+        folder = out / "students" / key
+        results = read_json(folder / "results.json")
+        for t in results["tests"]:
+            t["score"], t["max_score"] = 2 * t["score"], 2 * t["max_score"]
+        results["score"] = sum(t["score"] for t in results["tests"])
+        old = {**now, "tests": "0" * 16}
+        results["extra_data"]["grader"] = old
+        (folder / "results.json").write_text(json.dumps(results))
+        (folder / "student.json").write_text(json.dumps({**read_json(folder / "student.json"), "grader": old}))
+    kurt = out / "students" / "submission_1005" / "student.json"
+    kurt.write_text(json.dumps({**read_json(kurt), "grader": {"version": now["version"], "tests": now["tests"]}}))
+    from grader.batch.job import hold
+    busy = hold(out / "students" / "submission_1002")   # as another run's job grading Grace holds her
+    try:
+        proc = batch_cli(root, out)
+    finally:
+        busy.close()
+    assert "1 rescored (the tests were re-weighted" in proc.stderr and "1 to grade" in proc.stderr, proc.stderr
+    assert "rescored (re-weighted tests): submission_1001\n" in proc.stderr
+    assert "skipped submission_1002: another run is grading them now" in proc.stderr
+    assert read_json(out / "students" / "submission_1002" / "student.json")["grader"]["tests"] == "0" * 16
+    proc = batch_cli(root, out)                                         # once the other run is done
+    assert "1 rescored (the tests were re-weighted" in proc.stderr and "0 to grade" in proc.stderr, proc.stderr
+    assert "rescored (re-weighted tests): submission_1002\n" in proc.stderr
+    assert "progress:" not in proc.stderr                               # no grader started
+    for key in ("submission_1001", "submission_1002"):
+        fresh = read_json(first / "students" / key / "results.json")
+        rescored = read_json(out / "students" / key / "results.json")
+        assert rescored == fresh, key                                   # what a regrade writes
+        assert read_json(out / "students" / key / "student.json")["grader"] == now
+        previous = read_json(out / "students" / key / "previous.json")
+        assert previous["why"] == "re-weighted tests" and previous["results"]["score"] == 2 * fresh["score"]
+    assert "verdicts" not in read_json(kurt)["grader"]
+    assert (out / "gradebook.csv").read_bytes() == (first / "gradebook.csv").read_bytes()
+    changed = {r["student"]: r["why"] for r in read_json(out / "report.json")["regrades"]}
+    moved = {k for k in ("submission_1001", "submission_1002")
+             if read_json(first / "students" / k / "results.json")["score"]}
+    assert "submission_1001" in moved and changed == dict.fromkeys(moved, "re-weighted tests")
 
 
 def test_merge_refuses_a_pass_that_ran_nothing_and_an_incomplete_shard_set(graded, sharded, tmp_path):

@@ -159,6 +159,6 @@ def test_an_untrusted_lock_folder_stops_the_run_before_it_starts(tmp_path, monke
     os.chmod(bad, 0o777)
     monkeypatch.setenv(gpu.FAKE, "NVIDIA H100 80GB HBM3")
     monkeypatch.setattr(gpulock, "lock_dir", lambda: gpulock.checked(bad))
-    monkeypatch.setattr("grader.grade.lock_dir", lambda: gpulock.checked(bad))
+    monkeypatch.setattr("grader.machine.lock_dir", lambda: gpulock.checked(bad))
     setup, problem = check_options(Options(gpu="only", problems=["optim"]))
     assert setup is None and "is not this user's alone" in problem and problem.endswith("no report written")

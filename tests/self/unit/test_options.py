@@ -3,6 +3,7 @@ message per mistake, the same from the command line, `grade` and `batch`; a batc
 them back from its JSON config unchanged."""
 
 import dataclasses
+import glob
 import json
 import os
 import math
@@ -78,6 +79,29 @@ def test_importing_and_checking_the_options_imports_no_torch():
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["False", ",".join(PROBLEMS)]
+
+
+def test_the_machine_check_imports_torch_only_where_a_gpu_driver_is(monkeypatch, tmp_path):
+    """batch's parent settles the machine's part too (grader/machine.py) before starting its jobs:
+    on a machine with no GPU device node that takes no torch, and says "no CUDA" as torch would;
+    where a node is, torch is asked."""
+    from grader import gpu as gpu_info
+    code = ("import grader.machine as m, grader.options as o, sys;"
+            "s, p = m.check_options(o.Options(gpu='auto', problems=['optim']), batch=True);"
+            "print('torch' in sys.modules, p is None and s.gpu_name is None)")
+    if any(glob.glob(n) for n in gpu_info.DRIVER_NODES):
+        pytest.skip("this machine has a GPU device node: torch is asked, as it must be")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={k: v for k, v in os.environ.items() if k != gpu_info.FAKE})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "True"]
+    import torch
+    node = tmp_path / "nvidiactl"
+    node.touch()
+    monkeypatch.setattr(gpu_info, "DRIVER_NODES", (str(node),))   # a node: torch answers
+    asked = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: asked.append(1) or False)
+    assert gpu_info.device_name() is None and gpu_info.device_uuid() is None and len(asked) == 2
 
 
 def cli_line(command: str, option: str, reason: str) -> str:
