@@ -61,15 +61,25 @@ def why_of(repo: Path, commit: str) -> str:
     return first_sentence(subject)
 
 
-def file_hashes(root: Path) -> dict:
-    """{path: sha256[:12]} of every .py and .json file under the graded paths of the tree."""
+READING = "syntax"  # what ``file_hashes`` reads of a file (a record's latest reading says which)
+
+
+def file_hashes(root: Path, reading: str = READING) -> dict:
+    """{path: sha256[:12]} of every .py and .json file under the graded paths of the tree: of
+    what the tests hash reads of it (``reading`` "syntax": a Python file's syntax tree, so an edit
+    to a comment, a docstring or the layout is no change; the modules of words left out, as the
+    hash leaves them), or of its bytes (``reading`` "bytes": how records were read before)."""
+    from ..provenance import WORDING, content
     out = {}
     for rel in graded_paths():
         base = root / rel
         paths = [base] if base.is_file() else sorted(base.rglob("*")) if base.is_dir() else []
         for p in paths:
-            if p.is_file() and p.suffix in (".py", ".json") and "__pycache__" not in p.parts:
-                out[p.relative_to(root).as_posix()] = hashlib.sha256(p.read_bytes()).hexdigest()[:12]
+            name = p.relative_to(root).as_posix()
+            if p.is_file() and p.suffix in (".py", ".json") and "__pycache__" not in p.parts \
+                    and not (reading == READING and name in WORDING):
+                data = content(p) if reading == READING else p.read_bytes()
+                out[name] = hashlib.sha256(data).hexdigest()[:12]
     return dict(sorted(out.items()))
 
 

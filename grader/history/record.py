@@ -3,10 +3,12 @@ since the hash before it, and why (the maintainer's one line).
 
     {"about": ..., "entries": [{"tests": hash, "commit": short id | null, "date": ..., "why": ...,
                                 "changes": {"tests": {...}, "shared": {...}, "files": [...]}}, ...],
-     "latest": {"tests": hash, "facts": facts.extract(...), "files": {path: sha}}}
+     "latest": {"tests": hash, "facts": facts.extract(...), "files": {path: sha}, "reading": "syntax"}}
 
 ``changes`` is diff.diff's record plus ``files``: the graded files changed that no test's facts
-speak for (the reference the tests compare with, the sandbox's watch). ``latest`` is the last entry's
+speak for (the reference the tests compare with, the sandbox's watch), each read as the tests
+hash reads it (backfill.py ``file_hashes``), so a comment, a docstring or a note's words edited
+in an earlier commit is not listed under the next hash's why. ``latest`` is the last entry's
 reading, so that the next entry is diffed against it without git. Written only by
 ``record_current`` (`python -m grader history --record --why ...`) and ``backfill``
 (`python -m grader history --backfill`); entries already there are kept as they are.
@@ -86,9 +88,14 @@ def _files_changed(old: dict, new: dict, facts: list[dict]) -> list[str]:
 
 
 def entry(digest: str, commit: str | None, date: str, why: str, latest: dict | None, facts: dict,
-          files: dict) -> dict:
-    """A new entry against ``latest`` (the last entry's reading, None for the first)."""
+          files: dict, root: Path | None = None) -> dict:
+    """A new entry against ``latest`` (the last entry's reading, None for the first). A reading
+    of the files' bytes (a record written before readings were of syntax) is compared with the
+    bytes of ``root``'s files."""
+    from .backfill import READING, file_hashes
     changes = diff(latest["facts"] if latest else None, facts)
+    if latest and latest.get("reading", "bytes") != READING and root is not None:
+        files = file_hashes(root, reading=latest.get("reading", "bytes"))
     changes["files"] = _files_changed(latest["files"], files, [latest["facts"], facts]) if latest else []
     return {"tests": digest, "commit": commit, "date": date, "why": why, "changes": changes}
 
@@ -97,7 +104,7 @@ def record_current(why: str | None, path: Path = RECORD, root: Path = ROOT) -> s
     """Add the checkout's tests hash with ``why``; one line saying what was done."""
     import datetime
     from ..provenance import tests_hash
-    from .backfill import file_hashes
+    from .backfill import READING, file_hashes
     from .facts import extract
     record, digest = load(path), tests_hash()
     if digest in hashes(record):
@@ -105,9 +112,10 @@ def record_current(why: str | None, path: Path = RECORD, root: Path = ROOT) -> s
     if not why or not why.strip():
         raise HistoryError(f"the tests hash is now {digest}, not recorded: say why the tests changed with --why \"...\"")
     facts, files = extract(root), file_hashes(root)
-    new = entry(digest, None, datetime.date.today().isoformat(), " ".join(why.split()), record["latest"], facts, files)
+    new = entry(digest, None, datetime.date.today().isoformat(), " ".join(why.split()), record["latest"], facts,
+                files, root)
     record["entries"].append(new)
-    record["latest"] = {"tests": digest, "facts": facts, "files": files}
+    record["latest"] = {"tests": digest, "facts": facts, "files": files, "reading": READING}
     save(record, path)
     n = len(new["changes"]["tests"])
     return f"recorded tests hash {digest}: {n} test(s) changed ({path.relative_to(root) if path.is_relative_to(root) else path})"
@@ -117,13 +125,13 @@ def backfill(repo: Path = ROOT, ref: str = "HEAD", path: Path = RECORD, say=prin
     """Entries for every commit of ``ref`` (first parent) whose tests hash is not recorded yet,
     each diffed against the commit before it; entries already there are kept. Returns how many
     were added."""
-    from .backfill import walk
+    from .backfill import READING, walk
     record = load(path)
     known, added, previous = set(hashes(record)), [], None
     by_hash = {e["tests"]: e for e in record["entries"]}
     order: list[dict] = []
     for commit, date, digest, why, facts, files in walk(Path(repo), ref, say=say):
-        reading = {"tests": digest, "facts": facts, "files": files}
+        reading = {"tests": digest, "facts": facts, "files": files, "reading": READING}
         if previous is not None and digest == previous["tests"]:
             continue  # a graded file changed but not what the hash covers
         if digest in known:

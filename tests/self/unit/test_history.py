@@ -84,6 +84,31 @@ def test_a_docstring_is_no_change_a_body_is(tmp_path):
     assert diff(before, after)["tests"] == {T + "test_adamw": {"code": ["test body"]}}
 
 
+def test_a_file_edited_in_words_only_is_not_listed_under_the_next_why(tmp_path):
+    """A graded file no test's facts speak for (the reference) edited in a comment or docstring,
+    and a module of words reworded, move no hash: the next entry, against the last reading, lists
+    neither. A change to its code is listed. A reading recorded of the bytes (before readings
+    were of syntax) is compared with the bytes."""
+    from grader.history.backfill import file_hashes
+    from grader.history.record import entry
+    root = tmp_path / "t"
+    facts = tree(root)
+    (root / "reference").mkdir()
+    (root / "reference" / "optim.py").write_text("def step(x):\n    return x + 1\n")
+    (root / "seam" / "words.py").write_text('WHY = "one way"\n')
+    latest = {"tests": "a" * 16, "facts": facts, "files": file_hashes(root), "reading": "syntax"}
+    old_style = {**latest, "files": file_hashes(root, reading="bytes")}
+    del old_style["reading"]
+    (root / "reference" / "optim.py").write_text('def step(x):\n    """Reworded."""\n    return x + 1  # one more\n')
+    (root / "seam" / "words.py").write_text('WHY = "another way"\n')
+    assert entry("b" * 16, None, "d", "why", latest, facts, file_hashes(root), root)["changes"]["files"] == []
+    assert entry("b" * 16, None, "d", "why", old_style, facts, file_hashes(root), root)["changes"]["files"] == [
+        "reference/optim.py", "seam/words.py"]
+    (root / "reference" / "optim.py").write_text("def step(x):\n    return x + 2\n")
+    assert entry("b" * 16, None, "d", "why", latest, facts, file_hashes(root), root)["changes"]["files"] == [
+        "reference/optim.py"]
+
+
 def test_points_tolerance_and_cases_changes(tmp_path):
     before = tree(tmp_path / "a")
     after = tree(tmp_path / "b", TESTS.replace("points(2)", "points(3)").replace('{"lr": 1e-2}', '{"lr": 5e-2}'),
