@@ -26,6 +26,8 @@ Without CUDA it prints one line, "needs CUDA", and exits 3 (unless --dry-run-cpu
 Exit status: 0 when every expectation held, 1 otherwise (details in summary.json "problems").
 """
 
+from __future__ import annotations  # (torch.device in signatures: torch is imported by main)
+
 import argparse
 import json
 import platform
@@ -40,8 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import torch  # noqa: E402
-from torch import nn  # noqa: E402
+torch = nn = None  # imported by main, after the arguments: `--help` answers without torch
 
 from grader.paths import REFERENCE  # noqa: E402
 from tests.self.bugs import Bug, all_bugs  # noqa: E402
@@ -382,6 +383,9 @@ def main(argv=None) -> int:
     parser.add_argument("--grade-limit", type=int, default=None,
                         help="grade only the first N bug submissions, GPU-only mistakes first (all are built)")
     args = parser.parse_args(argv)
+    global torch, nn
+    import torch
+    from torch import nn
 
     cuda = torch.cuda.is_available() and not args.dry_run_cpu
     if not cuda and not args.dry_run_cpu:

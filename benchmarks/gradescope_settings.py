@@ -29,7 +29,6 @@ sys.path.insert(0, str(ROOT))
 
 from grader.sandbox.limits import Limits  # noqa: E402
 from grader.paths import REFERENCE, STUBS, problem_file  # noqa: E402
-from grader.rubric import collect  # noqa: E402
 from seam.problems import PROBLEMS  # noqa: E402
 
 CGROUP = Path("/sys/fs/cgroup/memory")
@@ -104,6 +103,7 @@ def main() -> int:
     args = parser.parse_args()
     wanted = args.submissions + ([SUBMISSIONS[2]] if args.hang else [])
     only = ["--only", args.only] if args.only else []
+    from grader.rubric import collect  # (it imports the tests, and torch: not for --help)
     facts = collect()
     total = sum(f.points for f in facts)
     gpu = sum(f.points for f in facts if f.gpu)

@@ -111,6 +111,7 @@ def _grader_help(command: str, sub: str) -> tuple[str, int, str]:
     return command, code or 0, out.getvalue()[-300:]
 
 
+@pytest.mark.e2e  # twenty commands, each started in an interpreter of its own: not in the fast loop
 def test_every_named_command_runs():
     """Each command the README and docs name answers --help (exit 0): a renamed subcommand, module
     or script fails here, not in a reader's terminal."""

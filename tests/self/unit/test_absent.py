@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 
@@ -170,6 +171,7 @@ print(json.dumps({"found": sorted(found.values()),
 '''
 
 
+@pytest.mark.e2e  # a worker's start run for real (torch warmed) and every live object walked: not in the fast loop
 def test_nothing_made_in_a_removed_module_is_left_in_the_worker():
     """No live function, class or code object made from torch/optim/adam.py, adamw.py or
     torch/utils/flop_counter.py, under any name: modules' globals (the probes' included), the

@@ -65,6 +65,7 @@ def reached(tmp_path_factory):
 UNNAMED = {probe: {"optim.AdamW"} for probe in ("state_bytes", "state_bytes_only", "memory_stages", "memory_ledger")}
 
 
+@pytest.mark.e2e  # it runs every problem's graded tests, a whole grade in-process: not in the fast loop
 def test_each_probe_names_what_it_reached(reached):
     assert len(reached) >= 25, sorted(reached)  # the graded CPU tests drive nearly every probe
     for probe, names in reached.items():

@@ -50,9 +50,11 @@ def test_plan_keeps_what_cannot_move_and_reruns_the_rest(monkeypatch):
 
 def _hashes() -> dict:
     """Every hash a record or a grade is judged by: the tests hash results.json and the rubric's
-    history carry (grader/provenance.py), and per problem the mutation record's, which the
-    behaviour record's includes (tests/self/behaviour.py ``inputs_hash``)."""
-    return {"tests": provenance.tests_hash.__wrapped__(), **{f"mutation {p}": inputs.tests_hash(p) for p in PROBLEMS}}
+    history carry and the verdicts hash beside it (grader/provenance.py: a batch rerun rescores
+    where only the first moved), and per problem the mutation record's, which the behaviour
+    record's includes (tests/self/behaviour.py ``inputs_hash``)."""
+    return {"tests": provenance.tests_hash.__wrapped__(), "verdicts": provenance.verdicts_hash.__wrapped__(),
+            **{f"mutation {p}": inputs.tests_hash(p) for p in PROBLEMS}}
 
 
 def test_words_move_no_hash_and_a_number_or_a_message_in_code_moves_what_imports_it(monkeypatch):
@@ -81,13 +83,15 @@ def test_words_move_no_hash_and_a_number_or_a_message_in_code_moves_what_imports
     assert edited("seam/words.py", b"another thread started", b"a second thread began") == set()
     assert edited("seam/honest.py", b'"""', b'"""Reworded. ') == set()  # the module's docstring
     assert edited("tests/checks.py", b"ROUNDING = dict(rtol=1e-12)", b"ROUNDING = dict(rtol=1e-11)") == every(
-        "tests", "mutation")
-    assert edited("seam/review.py", b'"threads", "profilers",', b'"threads", "profiler",') == every("tests", "mutation")
-    assert edited("seam/check.py", b"no such file or folder", b"not found") == {"tests"}
-    # a test's points: graded results move (the tests hash), no mutant's or shortcut's verdict
+        "tests", "verdicts", "mutation")
+    assert edited("seam/review.py", b'"threads", "profilers",', b'"threads", "profiler",') == every(
+        "tests", "verdicts", "mutation")
+    assert edited("seam/check.py", b"no such file or folder", b"not found") == {"tests", "verdicts"}
+    # a test's points: graded results move (the tests hash), no verdict (a class is rescored), no
+    # mutant's or shortcut's
     assert edited("tests/hidden/test_optim.py", b"@pytest.mark.points(2)", b"@pytest.mark.points(3)") == {"tests"}
     assert edited("tests/hidden/test_optim.py", b"@pytest.mark.points(2)", b"@pytest.mark.skip") == {
-        "tests", "mutation optim"}
+        "tests", "verdicts", "mutation optim"}
     assert all(ROOT / "seam/check.py" not in inputs.hashed_files(p) for p in PROBLEMS)
 
 
