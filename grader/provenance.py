@@ -100,6 +100,7 @@ def content(path) -> bytes:
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cs336-grader" / "syntax.json"
 
 
+@lru_cache(maxsize=4096)
 def unweighted(data: bytes) -> bytes:
     """A graded test file's ``syntax`` with the number in each ``pytest.mark.points(N)`` marker
     left out: a test's points decide no verdict (whether it passed, a mutant killed, the tests a

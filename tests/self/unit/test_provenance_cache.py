@@ -1,12 +1,13 @@
 """The tests hash's cache of parsed files (grader/provenance.py ``CACHE``) changes no hash: cold,
-warm, unreadable or unwritable, the stamp is the one computed from the files themselves."""
+warm, unreadable or unwritable, the stamp (the tests hash and the verdicts hash, each of its own
+reading of a test file) is the one computed from the files themselves."""
 
 import subprocess
 import sys
 
 from grader.paths import ROOT
 
-HASH = "from grader.provenance import tests_hash; print(tests_hash())"
+HASH = "from grader.provenance import tests_hash, verdicts_hash; print(tests_hash(), verdicts_hash())"
 
 
 def _hash(cache_home) -> str:
@@ -18,10 +19,16 @@ def _hash(cache_home) -> str:
 def test_cold_warm_garbage_and_unwritable_caches_give_one_hash(tmp_path):
     cold = _hash(tmp_path / "home")
     cache = tmp_path / "home" / "cs336-grader" / "syntax.json"
-    assert cache.is_file() and len(cold) == 16
+    assert cache.is_file() and [len(h) for h in cold.split()] == [16, 16] and len(set(cold.split())) == 2
     assert _hash(tmp_path / "home") == cold                  # warm: read back
     cache.write_text("{not json")
     assert _hash(tmp_path / "home") == cold                  # garbage: recomputed
+    import json
+    cache.write_text(json.dumps({k: "0" * 64 if k.startswith("unweighted:") else v
+                                 for k, v in json.loads(cache.read_text()).items()}))
+    assert _hash(tmp_path / "home").split()[1] != cold.split()[1]   # (what the cache says is read)
+    cache.write_text(json.dumps({k: 7 for k in json.loads(cache.read_text())}))
+    assert _hash(tmp_path / "home") == cold                  # entries not a digest: recomputed
     blocker = tmp_path / "file"
     blocker.write_text("")
     assert _hash(blocker) == cold                            # its folder cannot be made: not kept
