@@ -263,10 +263,10 @@ def name_problem(name: str, known: list[str]) -> str | None:
         if "*" not in path.name and owners(path) != [(kind.kind, name)]:
             other = next(f"{k} of {n!r}" for k, n in owners(path) if (k, n) != (kind.kind, name))
             return f"{name!r}: its {kind.kind} file {path} would read as the {other} (seam/problems.py's layout)"
-    if name in reserved():
-        return f"{name!r} already means something to the seam or to pytest (impl.{name}, -m {name})"
     if name in known:
         return f"{name!r} is already a problem ({REGISTRY}); pick another name"
+    if name in RESERVED or name in reserved():  # (the first without torch, which the second imports)
+        return f"{name!r} already means something to the seam or to pytest (impl.{name}, -m {name})"
     return None
 
 

@@ -75,22 +75,24 @@ def main() -> int:
     private = Path(cfg["private"])
     tempfile.tempdir = str(private)
     try:
-        from ..grade import check_options, grade_one          # torch, pytest, the seam: once
+        from ..machine import check_options
         from ..options import OptionError, Options
+        try:  # checked again, by the same rules (grader/options.py): the config is only JSON
+            options = Options(**cfg["options"])
+            setup, problem = check_options(options, batch=True)
+        except OptionError as e:
+            setup, problem = None, str(e)
+        if problem:  # (said before torch is imported: a refusal costs no grader's start)
+            reply.write(json.dumps({"fatal": problem}) + "\n")
+            return 2
+        from ..grade import grade_one                         # torch, pytest, the seam: once
         from .output import REPORT, RESULTS, Status, StudentRecord, keep_code, pass_label, write_report
         from ..files import write_atomically
         from ..provenance import stamp
         from ..report import write_results
         from ..sandbox.template import Zygotes
         from ..text import one_line
-        try:  # checked again, by the same rules (grader/options.py): the config is only JSON
-            options = Options(**cfg["options"])
-            setup, problem = check_options(options, batch=True)
-        except OptionError as e:
-            setup, problem = None, str(e)
-        reply.write(json.dumps({"fatal": problem} if problem else {"ready": True}) + "\n")
-        if problem:
-            return 2
+        reply.write(json.dumps({"ready": True}) + "\n")
         the_pass = options.the_pass
         hide = tuple(Path(p) for p in cfg["hide"])
         # The job's template imports torch once; each student's zygote is a fresh fork of it, in

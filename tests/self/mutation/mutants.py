@@ -27,6 +27,8 @@ in the module, so the equivalent-mutant file stays valid.
 
 import ast
 import dataclasses
+import re
+from functools import lru_cache
 from pathlib import Path
 
 from seam.problems import files
@@ -77,6 +79,24 @@ def _short(text: str) -> str:
     return text if len(text) <= 70 else text[:67] + "..."
 
 
+@lru_cache(maxsize=16)
+def _lines(source: str) -> tuple[str, ...]:
+    """``source`` split as the parser splits it (after \\r\\n, \\r or \\n only), ends kept."""
+    return tuple(re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z", source))
+
+
+def segment(source: str, node: ast.AST) -> str | None:
+    """``ast.get_source_segment(source, node)``, with the source split into lines once per
+    module, not once per node (that split, character by character, was most of the mutants' cost)."""
+    if getattr(node, "end_lineno", None) is None or getattr(node, "end_col_offset", None) is None:
+        return None
+    lines, first, last = _lines(source), node.lineno - 1, node.end_lineno - 1
+    if first == last:
+        return lines[first].encode()[node.col_offset:node.end_col_offset].decode()
+    return (lines[first].encode()[node.col_offset:].decode() + "".join(lines[first + 1:last])
+            + lines[last].encode()[:node.end_col_offset].decode())
+
+
 class _Collector(ast.NodeVisitor):
     """The edits inside one function body (see the module docstring for what is skipped)."""
 
@@ -85,7 +105,7 @@ class _Collector(ast.NodeVisitor):
         self.edits: list[_Edit] = []
 
     def text(self, node) -> str:
-        return ast.get_source_segment(self.source, node)
+        return segment(self.source, node)
 
     def add(self, node, new_node_or_text):
         new = new_node_or_text if isinstance(new_node_or_text, str) else f"({ast.unparse(new_node_or_text)})"

@@ -10,7 +10,7 @@ import pytest
 from grader.paths import REFERENCE, ROOT
 from grader.scaffold import REGISTRY, ScaffoldError, register
 from tests.self.mutation import __main__ as mutation
-from tests.self.mutation.mutants import Mutant, module_mutants, mutants
+from tests.self.mutation.mutants import Mutant, module_mutants, mutants, segment
 
 TOY = '''"""A module docstring."""
 import math
@@ -71,6 +71,19 @@ def test_untouched_text_and_line_numbers():
         changed = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
         assert changed == [m.line - 1], f"{m.id} changed lines {changed}, not only its own ({m.line})"
         assert '"""Docstring: 1 + 2 stays."""' in m.source and "y: float = 2.0" in m.source
+
+
+def test_a_segment_is_the_one_ast_cuts():
+    """The mutator's own cut of a node's text equals ``ast.get_source_segment`` for every node of
+    a text with \\r\\n, \\r, a form feed and non-ASCII names, and of the toy module, and for
+    every 40th node of every reference module (ast's own cut splits the whole text per node)."""
+    odd = "x = 1\r\ndef f(\u00e9t\u00e9):\r    return (\u00e9t\u00e9 +\x0c\n            2)\n\ny = [f(3),\n     f(4)]"
+    compared = 0
+    for source, every in [*((p.read_text(), 40) for p in sorted(REFERENCE.glob("*.py"))), (odd, 1), (TOY, 1)]:
+        for node in [n for n in ast.walk(ast.parse(source)) if hasattr(n, "lineno")][::every]:
+            assert segment(source, node) == ast.get_source_segment(source, node), ast.dump(node)
+            compared += 1
+    assert compared > 250, "the reference modules were not read"
 
 
 def test_ids_are_stable_under_edits_elsewhere():

@@ -189,9 +189,13 @@ def test_the_job_config_carries_the_options_round_trip(tmp_path, monkeypatch):
 
 
 def test_a_job_given_bad_options_says_so_and_ends(tmp_path):
-    """The job checks its config by the same rules (it is only JSON): one fatal line back."""
+    """The job checks its config by the same rules (it is only JSON): one fatal line back, before
+    it imports torch (a torch that cannot be imported is first on its path here)."""
     cfg = {"options": {**Options().as_dict(), "time_limit": 0}, "hide": [str(tmp_path)]}
-    job = _Job(0, cfg, tmp_path)
+    fake = tmp_path / "no-torch" / "torch"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('the job imported torch before refusing its options')\n")
+    job = _Job(0, cfg, tmp_path, env={**os.environ, "PYTHONPATH": str(fake.parent)})
     answers, deadline = [], time.monotonic() + 300
     try:
         while not answers and time.monotonic() < deadline:

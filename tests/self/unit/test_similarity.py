@@ -227,20 +227,20 @@ def test_a_copy_of_the_reference_is_found_against_it_not_against_each_other():
 RUN = """
 import json, sys
 from grader.classreport import similarity_of
-from tests.self.synthetic_class import make_class, variants
-from tests.self.unit.test_similarity import standard_class
-pool = [v for v in variants() if v.problem in ("flops", "optim", "einops")]
-students = [{"key": s.key, "code": s.texts} for s in make_class(30, seed=5, pool=pool, copy_rate=0.3)]
-students += [{"key": k, "code": {"optim": t}} for k, t in standard_class(30).items()]
-sys.stdout.write(json.dumps(similarity_of(students), sort_keys=True))
+sys.stdout.write(json.dumps(similarity_of(json.load(sys.stdin)), sort_keys=True))
 """
 
 
 def test_the_pairs_are_the_same_byte_for_byte_whatever_the_hash_seed():
+    """One class (built once, here), its pairs found by three processes of three hash seeds."""
+    from tests.self.synthetic_class import make_class, variants
+    pool = [v for v in variants() if v.problem in ("flops", "optim", "einops")]
+    students = [{"key": s.key, "code": s.texts} for s in make_class(30, seed=5, pool=pool, copy_rate=0.3)]
+    students += [{"key": k, "code": {"optim": t}} for k, t in standard_class(30).items()]
     outs = []
     for seed in ("0", "1", "12345"):
         proc = subprocess.run([sys.executable, "-c", RUN], cwd=ROOT, capture_output=True, text=True,
-                              env={**os.environ, "PYTHONHASHSEED": seed})
+                              input=json.dumps(students), env={**os.environ, "PYTHONHASHSEED": seed})
         assert proc.returncode == 0, proc.stderr
         outs.append(proc.stdout)
     assert json.loads(outs[0])["pairs"], "nothing flagged: nothing compared"
