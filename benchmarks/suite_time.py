@@ -10,7 +10,8 @@ DIR/<rev>.ids, so a move can be mapped and checked) and with --coverage the line
 `grader/` and `seam/` in the pytest processes (sandboxed workers are not measured: the same
 for every revision). --fast also times the fast loop (`-m "not e2e"`) where it exists;
 --fast-only times the fast loop alone (about a minute a revision, where the whole suite takes
-twenty), so several revisions fit one sitting. --cpu also measures the CPU seconds the suite
+twenty), so several revisions fit one sitting, with its CPU seconds (user and system time of
+every process of it that was waited for, start-up and collection included). --cpu also measures the CPU seconds the suite
 spent, in its processes and every process they started (benchmarks/cpu_plugin.py: a cgroup per
 pytest process), and names its dearest test files: wall time moves with what else the machine
 runs, CPU time with what the tests do.
@@ -24,6 +25,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shlex
 import shutil
 import subprocess
@@ -62,12 +64,19 @@ def summary(out: str) -> str:
     return lines[-1].strip("= ") if lines else "(no summary)"
 
 
-def timed(cmd: list[str], repo: Path, log: Path, env: dict | None = None) -> tuple[float, str]:
-    start = time.monotonic()
+def children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def timed(cmd: list[str], repo: Path, log: Path, env: dict | None = None) -> tuple[float, str, float]:
+    """(wall seconds, pytest's summary line, CPU seconds: user and system time of the command and
+    of every process of it that was waited for, start-up and collection included)."""
+    start, cpu = time.monotonic(), children_cpu()
     done = sh(cmd, repo, env)
     wall = time.monotonic() - start
     log.write_text(done.stdout + done.stderr)
-    return wall, summary(done.stdout)
+    return wall, summary(done.stdout), children_cpu() - cpu
 
 
 def collected(repo: Path, select: list[str]) -> list[str]:
@@ -106,14 +115,14 @@ def measure(rev: str, repo: Path, out: Path, cover: bool, fast: bool, installs: 
                "PYTHONPATH": os.pathsep.join([str(HERE / "benchmarks"), os.environ.get("PYTHONPATH", "")])}
         plugin = ["-p", "cpu_plugin"]
     if whole:
-        row["wall_s"], row["summary"] = timed(suite_command(repo) + MORE + (COVER if cover else []) + (plugin or [])
+        row["wall_s"], row["summary"], _ = timed(suite_command(repo) + MORE + (COVER if cover else []) + (plugin or [])
                                               + select, repo, out / f"{rev}.log", env)
     if whole and cpu:
         row["cpu"] = cpu_summary(folder)
     if whole and cover:
         row["coverage"] = coverage_of(repo)
     if fast and "e2e:" in (repo / "pyproject.toml").read_text():  # a revision with the fast loop
-        row["fast_s"], row["fast_summary"] = timed(FAST + select, repo, out / f"{rev}.fast.log")
+        row["fast_s"], row["fast_summary"], row["fast_cpu_s"] = timed(FAST + select, repo, out / f"{rev}.fast.log")
     return row
 
 
@@ -150,7 +159,7 @@ def main() -> None:
             print(f"{row['rev']:>12}  no fast loop")
             continue
         print(f"{row['rev']:>12}  {row[key]:7.1f} s  " + (f"{row[key] / base:5.2f}x  " if base else "") +
-              f"{row['tests']} tests  " + (f"fast: {row['fast_summary']}" if args.fast_only else
+              f"{row['tests']} tests  " + (f"fast: {row['fast_summary']}  CPU {row['fast_cpu_s']:.1f} s" if args.fast_only else
                                            row["summary"] + (f"  fast {row['fast_s']:.1f} s" if "fast_s" in row else "")
                                            + (f"  CPU {row['cpu']['cpu_s']:.1f} s" if "cpu_s" in row.get("cpu", {}) else "")))
         if "cpu" in row:

@@ -125,6 +125,7 @@ def test_suite_time_runs_a_clone_of_head_and_keeps_its_figures(tmp_path):
 def test_suite_time_fast_only_times_the_fast_loop_alone(tmp_path):
     """--fast-only: the fast loop's time and summary, no whole-suite run (its row has no wall_s)."""
     out = run("suite_time", "HEAD", "--no-install", "--select", SMALL_TESTS, "--fast-only", "--out", str(tmp_path)).stdout
-    assert re.search(rf"^ +HEAD +{NUMBER} s +1\.00x +\d+ tests +fast: \d+ passed", out, re.M), out
+    assert re.search(rf"^ +HEAD +{NUMBER} s +1\.00x +\d+ tests +fast: \d+ passed.* CPU {NUMBER} s$", out, re.M), out
     [row] = json.loads((tmp_path / "times.json").read_text())
     assert "wall_s" not in row and row["fast_s"] > 0 and re.match(r"\d+ passed", row["fast_summary"]), row
+    assert row["fast_cpu_s"] > 1, "a Python start and a collection cost more than a CPU second"
