@@ -23,8 +23,10 @@ sums points across students: each entry says its own.
 """
 
 import ast
+import collections
 import functools
 import re
+import unicodedata
 
 from seam.problems import PROBLEMS
 from seam.review import KINDS as NOTE_KINDS, at_run_time, ordered, tally
@@ -58,17 +60,58 @@ STUB_LARGEST = 64 << 10  # a module past this is no stub as given (its syntax tr
 _NOT_IMPORTED = re.compile(r"^(\w+)\.py could not be imported \((.*)\)$")
 
 
+# The name every stub's unwritten function raises. Each Name of a module's syntax tree is a word of
+# its text, NFKC-normalised as Python reads identifiers (an ASCII text is its own normal form), so
+# a module whose normalised text holds fewer of it than the stub's tree has Names of it cannot
+# have the stub's tree, and is not parsed: most modules of a class (a written function raises it
+# no more).
+UNWRITTEN = "NotImplementedError"
+
+
 @functools.cache
-def _stub_tree(problem: str) -> str | None:
+def _stub(problem: str) -> tuple[ast.Module | None, int]:
+    """The stub's syntax tree (None if it does not parse) and how many Names of ``UNWRITTEN`` it has."""
     from ..paths import problem_file
-    return _tree(problem_file(problem, "stub").read_text())
+    tree = _parsed(problem_file(problem, "stub").read_text())
+    return tree, sum(isinstance(n, ast.Name) and n.id == UNWRITTEN for n in ast.walk(tree)) if tree else 0
 
 
-def _tree(text: str) -> str | None:
+def _parsed(text: str) -> ast.Module | None:
     try:
-        return ast.dump(ast.parse(text))
+        return ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+def same_tree(a: ast.AST, b: ast.AST) -> bool:
+    """``ast.dump(a) == ast.dump(b)``, level by level, stopping at the first difference (a
+    module's written functions differ from the stub's a level or two down; dumping it whole cost
+    most of a class report of 1,000)."""
+    todo = collections.deque([(a, b)])
+    while todo:
+        x, y = todo.popleft()
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, ast.AST):
+            todo.extend((getattr(x, f, None), getattr(y, f, None)) for f in x._fields)
+        elif isinstance(x, list):
+            if len(x) != len(y):
+                return False
+            todo.extend(zip(x, y))
+        elif x != y or (isinstance(x, (float, complex)) and repr(x) != repr(y)):  # (dump compares reprs)
+            return False
+    return True
+
+
+def _is_stub(text: str, problem: str) -> bool:
+    """The stub as given: the same syntax tree (a comment or a blank line changed is no attempt)."""
+    stub, unwritten = _stub(problem)
+    if stub is None or len(text) > STUB_LARGEST:
+        return False
+    if (text if text.isascii() else unicodedata.normalize("NFKC", text)).count(UNWRITTEN) < unwritten:
+        return False
+    tree = _parsed(text)
+    return tree is not None and same_tree(tree, stub)
 
 
 def not_attempted(code: dict[str, str]) -> list[str]:
@@ -77,7 +120,7 @@ def not_attempted(code: dict[str, str]) -> list[str]:
     upload without one is "empty", never graded): none then."""
     if not code:
         return []
-    return [p for p in PROBLEMS if p not in code or (len(code[p]) <= STUB_LARGEST and _tree(code[p]) == _stub_tree(p))]
+    return [p for p in PROBLEMS if p not in code or _is_stub(code[p], p)]
 
 
 def label(key: str, who: list[str] | None = None) -> str:

@@ -2,8 +2,11 @@
 upload of the stubs as given counted as "not attempted", what hung or crashed listed, and a small
 class's page without the sections that say nothing."""
 
+import ast
+import random
 from html.parser import HTMLParser
 
+from grader.batch.firstscreen import same_tree
 from grader.classreport import build, not_attempted, summary
 from grader.classreport.html import SMALL, render
 from grader.paths import problem_file
@@ -35,6 +38,49 @@ def test_the_stubs_as_given_are_no_attempt_and_a_comment_changes_nothing():
     assert "flops" not in not_attempted({"flops": REFERENCE})
     assert "flops" not in not_attempted({"flops": "def broken(:\n"}), "a syntax error is an attempt"
     assert not_attempted({}) == [], "no module kept says nothing (such an upload is 'empty', never graded)"
+
+
+def _dumped_equal(a: str, b: str) -> bool:
+    """The definition: the same syntax tree, as ast.dump writes it."""
+    try:
+        return ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))
+    except SyntaxError:
+        return False
+
+
+def test_the_quick_reading_is_the_dumped_trees_reading():
+    """``not_attempted`` compares trees level by level and skips an ASCII module with fewer
+    NotImplementedError than the stub's tree: the same answer as comparing the two trees' dumps,
+    on the stubs reformatted, recommented, with non-ASCII text or a name spelled in fullwidth
+    letters (Python reads it NFKC-normalised: the same tree), with one function written, with
+    one constant retyped (1 -> 1.0, True -> 1: the same by ==, not by dump), and on every
+    variant the synthetic class draws from."""
+    from tests.self.synthetic_class import disguise, variants
+    rng = random.Random(0)
+    texts = {p: [] for p in PROBLEMS}
+    for p in PROBLEMS:
+        stub = problem_file(p, "stub").read_text()
+        texts[p] += [stub, ast.unparse(ast.parse(stub)), "# TODO\n" + stub, "# à faire\n" + stub,
+                     stub.replace("NotImplementedError", "NotImplementedError  # NotImplementedError", 1),
+                     stub.replace("raise NotImplementedError", "return None", 1),
+                     stub.replace("raise NotImplementedError", "raise NotImplementedError  # é", 1),
+                     stub.replace("raise NotImplementedError", "raise \uff2eotImplementedError", 1),  # (NFKC: the same Name)
+                     disguise(stub, 1, heavy=False), disguise(stub, 2)]
+        for old, new in ((" 1\n", " 1.0\n"), ("(1)", "(1.0)"), ("= 0\n", "= 0.0\n"), ("True", "1")):
+            if old in stub:
+                texts[p].append(stub.replace(old, new, 1))
+    for v in variants():
+        texts[v.problem].append(v.text)
+    compared = stubs = 0
+    for p, group in texts.items():
+        stub = problem_file(p, "stub").read_text()
+        for text in group:
+            assert (p in not_attempted({p: text})) == _dumped_equal(text, stub), (p, text[:200])
+            stubs += _dumped_equal(text, stub)
+            compared += 1
+        for a, b in (rng.sample(group, 2) for _ in range(5)):
+            assert same_tree(ast.parse(a), ast.parse(b)) == (ast.dump(ast.parse(a)) == ast.dump(ast.parse(b)))
+    assert compared > 150 and stubs >= 6 * len(PROBLEMS), (compared, stubs)
 
 
 def test_a_stub_upload_is_not_attempted_and_stays_out_of_the_item_analysis():
