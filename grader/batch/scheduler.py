@@ -288,6 +288,10 @@ def _rescore(plan: list, out: Path, grader: dict) -> tuple[list, dict]:
         try:
             if before.get("extra_data", {}).get("grader") != grader:  # (not rescored by a run cut short)
                 keep_previous(folder, RESCORE)
+            # unfinished until its student.json says this grader: a rescore cut short (Ctrl-C,
+            # SIGTERM: no handler is set yet) must not leave the old record over a rescored file
+            StudentRecord.from_json({**record, "status": Status.INTERRUPTED.value,
+                                     "error": "interrupted while being rescored; a rerun grades them"}).write(folder)
             write_results(results, folder / RESULTS)
             write_report(folder, results)
             record = {**record, "students": u.record()["students"], "grader": grader}

@@ -3,6 +3,7 @@ would write: both are built here from the same facts of one real run, once with 
 as they were and once re-weighted, and rescoring the first must give the second byte for byte.
 What it cannot rebuild exactly it refuses (the student is graded again)."""
 
+import ast
 import dataclasses
 import json
 import random
@@ -120,3 +121,73 @@ def test_a_rescore_that_cannot_be_made_is_a_regrade(tmp_path, monkeypatch):
     monkeypatch.setattr(rescoring, "weights", fails)
     assert _rescore(plan, out, NEW)[1] == {}
     assert not any((out / "students" / k / "previous.json").exists() for k in ("a", "b"))
+
+
+def test_a_rescore_cut_short_leaves_no_grade_the_record_did_not_write(run, tmp_path, monkeypatch):
+    """Ctrl-C or SIGTERM between a rescored results.json and its student.json (the batch sets no
+    handler while it rescores): the student must not be left finished under the old grader with
+    the new points, or a rerun after the points are put back skips them, worth the new ones."""
+    from grader.batch import output, rescore as rescoring
+    from grader.batch.output import RESULTS, done_as, read_json
+    from grader.batch.scheduler import RESCORE, _rescore
+    from grader.provenance import same_grader
+    facts, to_come = run
+    folder = tmp_path / "out" / "students" / "a"
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text(json.dumps(_results(facts, to_come, OLD)))
+    record = {"key": "a", "students": [], "status": "graded", "passes": [], "upload": "fp", "grader": OLD}
+    (folder / "student.json").write_text(json.dumps(record))
+    heavier = [dataclasses.replace(f, points=2 * f.points) for f in facts]
+    monkeypatch.setattr(rescoring, "weights", lambda: weights(heavier))
+
+    def cut(*_):
+        raise KeyboardInterrupt   # as the default SIGINT handler does, once results.json is written
+    monkeypatch.setattr(output, "write_report", cut)
+    with pytest.raises(KeyboardInterrupt):
+        _rescore([(_Upload("a"), "fp", RESCORE, record)], tmp_path / "out", NEW)
+    kept = done_as(folder)
+    assert kept is None or same_grader(kept["grader"], read_json(folder / RESULTS)["extra_data"]["grader"])
+
+
+# Where a graded file may read a test's points: the student's own pytest summary (what each
+# problem is worth, under the score table), which decides no verdict.
+READS_POINTS = {"tests/conftest.py": {"pytest_collection_modifyitems", "pytest_terminal_summary"}}
+
+
+def points_read(tree) -> list[tuple[str, int]]:
+    """(enclosing function, line) of each place ``tree`` names "points" other than a points marker
+    set (``pytest.mark.points(N)``): the marker asked for by name, or a ``.points`` attribute."""
+    found = []
+
+    def visit(node, function):
+        for child in ast.iter_child_nodes(node):
+            inner = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else function
+            if isinstance(child, ast.Constant) and child.value == "points":
+                found.append((function, child.lineno))
+            elif isinstance(child, ast.Attribute) and child.attr == "points" and not (
+                    isinstance(child.value, ast.Attribute) and child.value.attr == "mark"):
+                found.append((function, child.lineno))
+            visit(child, inner)
+    visit(tree, "<module>")
+    return found
+
+
+def test_no_verdict_reads_the_points_it_is_worth():
+    """Rescoring rests on this: the verdicts hash leaves out the numbers in points markers, so a
+    test that read its own marker (``request.node.get_closest_marker("points").args[0] < 2``)
+    could pass at 1 point and fail at 2, and a rescore would keep the old verdict. No graded file
+    reads a points marker, except the summary's (``READS_POINTS``)."""
+    from grader.paths import ROOT
+    from grader.provenance import graded_files
+    stray = []
+    for path in graded_files():
+        if path.suffix != ".py":
+            continue
+        rel = path.relative_to(ROOT).as_posix()
+        allowed = READS_POINTS.get(rel, set())
+        stray += [f"{rel}:{line} (in {fn})" for fn, line in points_read(ast.parse(path.read_bytes()))
+                  if fn not in allowed]
+    assert not stray, f"a graded file reads the points a test is worth: {stray}"
+    seen = points_read(ast.parse('@pytest.mark.points(2)\ndef test_x(request):\n'
+                                 '    assert request.node.get_closest_marker("points").args[0] < 2\n'))
+    assert seen == [("test_x", 3)]   # the reading above is found; the marker set is not
