@@ -316,13 +316,16 @@ def summary(report: dict) -> list[str]:
     if report["flaky"]:
         lines.append(f"flaky: {len(report['flaky'])} test(s) changed outcome between repeated gradings, e.g. "
                      f"{report['flaky'][0]['number']} {report['flaky'][0]['name']}")
-    if report["regrades"]:
-        lines.append(f"regraded: {len(report['regrades'])} student(s) changed, e.g. {one_line(who(report, report['regrades'][0]['student']))} "
-                     f"{report['regrades'][0]['delta']:+g}")
+    if report["regrades"]:  # (the folder's state, not this run's work: a rerun that grades no one says it too)
+        first = report["regrades"][0]
+        whys = ", ".join(sorted({r["why"] for r in report["regrades"] if r["why"]}))
+        lines.append(f"moved by their last regrade or rescore: {len(report['regrades'])} student(s)"
+                     + (f" ({whys})" if whys else "")
+                     + f", e.g. {one_line(who(report, first['student']))} {first['delta']:+g}")
         changed = {t["test"] for r in report["regrades"] for t in r.get("tests_changed", ())}
         if changed:
-            lines.append(f"regraded: {len(changed)} changed test(s) explain moved scores, e.g. {sorted(changed)[0]} "
-                         "(report.html: why the tests changed)")
+            lines.append(f"moved by their last regrade or rescore: {len(changed)} changed test(s) explain the scores, "
+                         f"e.g. {sorted(changed)[0]} (report.html: why the tests changed)")
     if report["similarity"] is not None:
         pairs = report["similarity"]["pairs"]
         lines.append(f"similar code: {len(pairs)} pair(s) at or above {report['similarity']['threshold']:g}"

@@ -274,7 +274,7 @@ def render(report: dict, code: dict[str, dict[str, str]]) -> str:
     elif report.get("flaky") is not None:
         quiet.append("flaky tests")
     if report.get("regrades"):
-        parts.append("<h2>What the regrade changed</h2>" + _table(["student", "why", "before", "after", "change",
+        parts.append("<h2>What the last regrade or rescore changed</h2>" + _table(["student", "why", "before", "after", "change",
                                                                    "tests flipped"], [
             [name(r["student"]), esc(r["why"]), _fmt(r["before"]), _fmt(r["after"]), f"{r['delta']:+g}",
              esc(", ".join(f"{f['number']} {f['before']}→{f['after']}" for f in r["flipped"]))]

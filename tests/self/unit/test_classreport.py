@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from grader.classreport import build, similarity_of, stats
+from grader.classreport import build, similarity_of, stats, summary
 from grader.classreport.html import render
 from grader.classreport.similarity import ARCHIVE_NAME, REFERENCE_NAME
 from grader.paths import ROOT
@@ -239,6 +239,12 @@ def test_flaky_tests_and_what_a_regrade_changed():
     assert report["regrades"] == [{"student": "a", "why": "changed upload", "before": 1.0, "after": 2.0,
                                    "delta": 1.0, "flipped": [{"number": "3.2", "name": "flops: test 2",
                                                               "before": "failed", "after": "passed"}]}]
+    # the summary describes the folder (a rerun that grades no one prints it too), with why each moved:
+    # never "regraded" for what may have been a rescore
+    moved = [line for line in summary(report) if "student(s)" in line and "+1" in line]
+    assert moved == ["moved by their last regrade or rescore: 1 student(s) (changed upload), e.g. a +1"], \
+        summary(report)
+    assert not any(line.startswith("regraded") for line in summary(report))
 
 
 def test_a_regrade_matches_tests_by_id_not_by_their_number():
