@@ -13,12 +13,21 @@ def browser() -> str | None:
     return next((shutil.which(b) for b in BROWSERS if shutil.which(b)), None)
 
 
+NO_BROWSER = "no chromium: run deploy/chromium/install.sh"
+
+
+def require() -> None:
+    """A command that ends in a screenshot stops here, before minutes of grading, without a browser."""
+    if browser() is None:
+        raise SystemExit(f"error: {NO_BROWSER} (this command ends in a screenshot of the page)")
+
+
 def screenshot(page: Path, png: Path, width: int = 1280, height: int = 2400) -> Path:
     """``page`` rendered to ``png`` (the first ``height`` pixels). A fresh profile, no network:
     the page must stand alone."""
     exe = browser()
     if exe is None:
-        raise FileNotFoundError("no chromium: run deploy/chromium/install.sh")
+        raise FileNotFoundError(NO_BROWSER)
     with tempfile.TemporaryDirectory() as profile:
         proc = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                                "--no-first-run", f"--user-data-dir={profile}", "--proxy-server=127.0.0.1:9",

@@ -28,7 +28,7 @@ from grader.classreport import REPORT_HTML, REPORT_JSON, write
 from grader.classreport.similarity import REFERENCE_NAME
 from seam import review
 from seam.problems import RULED, touched
-from tests.self.browser import screenshot
+from tests.self.browser import require, screenshot
 from tests.self.synthetic_class import edit_results, disguise, grade_variants, make_class, variants, write_batch
 
 WRONG_PROBLEM = "flops"
@@ -107,6 +107,7 @@ def main() -> None:
     parser.add_argument("docs", type=Path)
     parser.add_argument("--graded", type=Path, help="a file to keep the variants' results in")
     args = parser.parse_args()
+    require()
     pool = variants()
     if args.graded and args.graded.is_file():
         graded = {tuple(k.split("\n", 1)): v for k, v in json.loads(args.graded.read_text()).items()}

@@ -108,6 +108,8 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="grade into this folder (kept) instead of a temporary one")
     parser.add_argument("--time-limit", default="10", help="seconds per test (the hang costs two of them)")
     args = parser.parse_args()
+    from tests.self.browser import require, screenshot
+    require()
     work = args.keep or Path(tempfile.mkdtemp(prefix="term-class-"))
     export, out = work / "export", work / "out"
     shutil.rmtree(export, ignore_errors=True)
@@ -117,7 +119,6 @@ def main() -> None:
     print(proc.stdout[-6000:], proc.stderr[-3000:], sep="\n")
     if proc.returncode != 0:
         raise SystemExit(f"batch failed ({proc.returncode})")
-    from tests.self.browser import screenshot
     args.docs.mkdir(parents=True, exist_ok=True)
     screenshot(out / "report.html", args.docs / "term-report.png", 1280, 3600)  # (the whole page)
     printed = proc.stdout + proc.stderr

@@ -4,6 +4,7 @@ that, in a copy of the repository, the new problem is graded (the rubric lists i
 on its reference); and the modules in CONVERTED read the layout instead of spelling those paths out."""
 
 import ast
+import itertools
 import os
 import shutil
 import subprocess
@@ -16,7 +17,8 @@ from grader.paths import ROOT
 from grader.scaffold import FAST_LOOP, REGISTRY, SKELETONS, ScaffoldError, new_problem, registered
 from seam.problems import LAYOUT, PROBLEMS, any_problem, files, folder, owner, owners
 
-NAME = "widgets"
+# a name no problem has, whatever problems the staff have added since (widgets is the docs' example)
+NAME = next(name for name in (f"widgets{k or ''}" for k in itertools.count()) if name not in PROBLEMS)
 # The modules that read the layout instead of spelling a problem's paths out (the architecture
 # rule below holds for them; other modules are not held to it).
 CONVERTED = ("grader/paths.py", "grader/release.py", "grader/rubric.py", "grader/snapshots.py",
@@ -91,8 +93,8 @@ def test_the_scaffold_writes_exactly_the_layouts_files(fake):
     after = (fake / REGISTRY).read_text()
     assert registered(after) == registered(before) + [NAME]
     added = [line for line in after.splitlines() if line not in before.splitlines()]
-    assert added[0] == '    Problem("widgets", "widget accounting"),' and len(added) == 2
-    assert added[1].startswith('    "widgets": "TODO: ')
+    assert added[0] == f'    Problem("{NAME}", "widget accounting"),' and len(added) == 2
+    assert added[1].startswith(f'    "{NAME}": "TODO: ')
     namespace: dict = {}
     exec(compile(after, str(REGISTRY), "exec"), namespace)  # pure data: the stdlib only
     assert list(namespace["PROBLEMS"])[-1] == NAME and namespace["PROBLEMS"][NAME].title == "widget accounting"

@@ -16,6 +16,7 @@ import pytest
 from grader.paths import ROOT, STUBS
 from seam import review
 from seam.check import describe
+from seam.problems import PROBLEMS
 from seam.upload import MAX_HELPER_FILES, MAX_MODULE_BYTES, graded_files
 from tests.self.submissions import reference_with
 
@@ -42,7 +43,7 @@ def test_each_spelling_grades_the_helper(tmp_path, spelling):
                      {"_util.py": UTIL, "scratch.py": "x = 1\n"})
     graded = graded_files(folder)
     assert {graded.name(h): by for h, by in graded.helpers.items()} == {"_util.py": ["flops.py", "intensity.py"]}
-    assert [graded.name(f) for f in graded.files][-1] == "_util.py" and len(graded.modules) == 12
+    assert [graded.name(f) for f in graded.files][-1] == "_util.py" and len(graded.modules) == len(PROBLEMS)
     assert dict(graded.ignored) == {"scratch.py": "no problem module imports it"}
     assert graded.absolute == ({"_util"} if "from ._util" not in spelling and "from . " not in spelling else set())
 
@@ -163,5 +164,5 @@ def test_check_names_every_file(tmp_path):
     folder = _upload(tmp_path, {"flops": "import _util"}, {"_util.py": UTIL, "scratch.py": "", "notes.txt": "hi"})
     lines, files, _ = describe(folder)
     text = "\n".join(lines)
-    assert "_util.py (" in text and "imported by flops.py" in text and len(files) == 13
+    assert "_util.py (" in text and "imported by flops.py" in text and len(files) == len(PROBLEMS) + 1  # (the helper too)
     assert "scratch.py: no problem module imports it" in text and "notes.txt: not a Python module" in text
