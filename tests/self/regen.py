@@ -59,12 +59,12 @@ def _mutation() -> list[str]:
     from tests.self.mutation import __main__ as mutation
     from tests.self.mutation.mutants import module_mutants
     record, equivalent = mutation.load_record(), mutation.load_equivalent()
-    out = []
-    for p in PROBLEMS:
-        steps = mutation.plan(p, module_mutants(REFERENCE, STUBS, p), record, equivalent)
+    out, every = [], {p: module_mutants(REFERENCE, STUBS, p) for p in PROBLEMS}
+    for p, mutants in every.items():
+        steps = mutation.plan(p, mutants, record, equivalent)
         if steps["quick"] or steps["full"]:
             out.append(f"{p} ({len(steps['quick'])} to re-check on their killing test, {len(steps['full'])} in full)")
-    return out
+    return out + mutation.survivors_stale(every, record, equivalent)
 
 
 @dataclass(frozen=True)

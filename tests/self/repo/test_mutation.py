@@ -181,3 +181,22 @@ def test_a_registry_entry_sharing_a_line_is_refused():
     assert crammed != REGISTRY_TEXT and len(crammed.splitlines()) == len(lines) - 1
     with pytest.raises(ScaffoldError, match="on lines of its own"):
         mutation.registry_part(crammed, "optim")
+
+
+def test_a_reason_given_in_equivalent_md_makes_survivors_md_stale(monkeypatch):
+    """A reason added to or reworded in equivalent.md moves no verdict, so no mutant is stale;
+    survivors.md, which shows it, is, for `mutation --check` and `regen --check` both."""
+    from grader.paths import STUBS
+    from seam.problems import PROBLEMS
+    from tests.self import regen
+    every = {p: module_mutants(REFERENCE, STUBS, p) for p in PROBLEMS}
+    record, equivalent = mutation.load_record(), mutation.load_equivalent()
+    assert mutation.survivors_stale(every, record, equivalent) == []
+    problem, reasons = next((p, r) for p, r in sorted(equivalent.items()) if r)
+    first = sorted(reasons)[0]
+    reworded = {**equivalent, problem: {**reasons, first: reasons[first] + " (reworded)"}}
+    assert mutation.survivors_stale(every, record, reworded) == [
+        "survivors.md (not as the record and equivalent.md make it)"]
+    monkeypatch.setattr(mutation, "load_equivalent", lambda: reworded)
+    assert regen._mutation() == ["survivors.md (not as the record and equivalent.md make it)"]
+    assert mutation.main(["--check"]) == 1
