@@ -26,3 +26,10 @@ def test_the_latest_reading_is_the_checkouts():
     assert not stale and now["defs"] == record["latest"]["facts"]["defs"], (
         f"the record's reading of the tests differs from the checkout's ({stale[:3]}): the extractor "
         f"changed; rebuild the record with `python -m grader history --backfill` on a copy without it")
+
+
+def test_the_latest_files_are_read_as_the_hash_reads_them():
+    """A latest reading of bytes (how records were read before) lists every file whose comment or
+    words changed since under the next hash's why; the record's own is of syntax."""
+    from grader.history.backfill import READING
+    assert load()["latest"].get("reading", "bytes") == READING
