@@ -311,10 +311,11 @@ def survivors_md(all_mutants, record, equivalent, rows) -> str:
     return "\n".join(out)
 
 
-def survivors_stale(all_mutants, record, equivalent) -> list[str]:
+def survivors_stale(all_mutants, record, equivalent, rows: list | None = None) -> list[str]:
     """survivors.md against what the record and equivalent.md make of it now: a reason added to
-    equivalent.md moves no verdict, so no mutant is stale, yet the list must say it."""
-    rows, _ = summarise(all_mutants, record, equivalent)
+    equivalent.md moves no verdict, so no mutant is stale, yet the list must say it. ``rows``:
+    ``summarise``'s, where the caller has them."""
+    rows = summarise(all_mutants, record, equivalent)[0] if rows is None else rows
     now = SURVIVORS.read_text() if SURVIVORS.exists() else ""
     return [] if now == survivors_md(all_mutants, record, equivalent, rows) else [
         f"{SURVIVORS.name} (not as the record and {EQUIVALENT.name} make it)"]
@@ -396,7 +397,7 @@ def main(argv: list[str]) -> int:
 
     rows, below = summarise(all_mutants, record, equivalent)
     stale_eq = unknown_equivalents(all_mutants, record, equivalent)
-    listed = survivors_stale(all_mutants, record, equivalent) if args.check else []
+    listed = survivors_stale(all_mutants, record, equivalent, rows) if args.check else []
     if not args.check:
         SURVIVORS.write_text(survivors_md(all_mutants, record, equivalent, rows))
     print(table(rows))
